@@ -1,0 +1,52 @@
+# The README's two commands are `make book` and `make test`; everything else is for developers.
+# Each sets up .venv from requirements.txt first (once; again when requirements change).
+
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+JB     := $(BIN)/jupyter-book
+# 2 cores: one pytest worker each; --dist loadfile keeps a notebook's cells on one worker
+XDIST  := -n 2 --dist loadfile
+
+.PHONY: book test unit nbval stored-build chapters bench clean
+
+$(STAMP): requirements.txt pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade "pip>=23.2"
+	$(BIN)/pip install --quiet torch==2.13.0
+	$(BIN)/pip install --quiet -r requirements.txt
+	$(BIN)/pip install --quiet --no-deps --no-build-isolation -e .
+	touch $@
+
+## book: set up, execute every chapter, build the HTML in _build/html (strict)
+book: $(STAMP)
+	$(JB) build -W -n --keep-going --all .
+
+## test: set up, then unit tests, nbval over every chapter (strict), strict build of stored outputs
+test: $(STAMP)
+	$(BIN)/pytest -q $(XDIST) tests resdecay_lib
+	$(BIN)/pytest -q $(XDIST) --nbval chapters
+	$(MAKE) --no-print-directory stored-build
+
+# the book built from the outputs stored in the notebooks, executing nothing
+stored-build: $(STAMP)
+	$(BIN)/python tools/stored_config.py _config.yml _build/_config_stored.yml
+	$(JB) build -W -n --keep-going --all --config _build/_config_stored.yml --path-output _build/stored .
+
+unit: $(STAMP)
+	$(BIN)/pytest -q $(XDIST) tests resdecay_lib
+
+nbval: $(STAMP)
+	$(BIN)/pytest -q $(XDIST) --nbval chapters
+
+## chapters: re-execute every chapter in place, refreshing the stored outputs nbval compares
+chapters: $(STAMP)
+	for nb in chapters/*.ipynb; do echo "$$nb"; $(BIN)/jupyter execute --inplace "$$nb" || exit 1; done
+
+## bench: every benchmark under benchmarks/, each printing its ratios
+bench: $(STAMP)
+	for b in benchmarks/bench_*.py; do echo "== $$b"; $(BIN)/python "$$b" || exit 1; done
+
+clean:
+	rm -rf _build
