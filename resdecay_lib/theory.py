@@ -75,3 +75,27 @@ def omega_sq(k, embedding_counted: bool = False) -> sp.Expr:
     k = _check_k(k, embedding_counted)
     n = k + 1 if embedding_counted else k
     return 2 / (sp.sqrt(n) * (sp.sqrt(n - 1) + sp.sqrt(n)))
+
+
+# ======================================================================================
+# Chapter 2: Theorem 3.3 derived from the assumptions, and its finite-d correction.
+# (insert Chapter 2 code below this line; extend __all__ with `__all__ += [...]`)
+# ======================================================================================
+
+
+# ======================================================================================
+# Chapter 3: Corollary 3.4 (E|.| per coordinate, series in 1/k, remainder bound).
+# (insert Chapter 3 code below this line; extend __all__ with `__all__ += [...]`)
+# ======================================================================================
+
+
+# ======================================================================================
+# Chapter 4: Corollary 3.5 (the output change from one more block).
+# (insert Chapter 4 code below this line; extend __all__ with `__all__ += [...]`)
+# ======================================================================================
+
+
+# ======================================================================================
+# Chapter 5: beyond independence (heteroscedastic and correlated block outputs).
+# (insert Chapter 5 code below this line; extend __all__ with `__all__ += [...]`)
+# ======================================================================================
