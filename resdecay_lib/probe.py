@@ -1,0 +1,309 @@
+"""Capture a model's residual stream with hooks, and measure how much each block changes it.
+
+* :func:`residual_stream` -- the stream entering each of L blocks and leaving the last,
+  [L+1, B, T, D], on any ``nn.Module`` (the zoo's models, Hugging Face models, anything
+  whose blocks map the stream to the stream).
+* :func:`sublayer_stream` -- the same at sublayer granularity for the zoo's models
+  (:mod:`resdecay_lib.models`): after every residual addition, [2L+1, B, T, D], since
+  the theory's k counts residual additions.
+* :func:`layer_change` -- per-layer metrics of a captured stream, accumulated in float64.
+
+Hooks are global state on modules; every hook is removed in a ``finally`` so none outlives
+the call, not even when the forward raises. The hooks return nothing, so the model's output
+is unchanged; they only copy the stream into a preallocated float32 CPU buffer (a copy, so
+a later in-place operation inside the model cannot alter what was captured).
+
+The metrics of :func:`layer_change` (x_k the stream entering block k, k = 1..L, per token):
+
+* ``omega_sq``   (1/D) ||LN0(x_{k+1}) - LN0(x_k)||^2, LN0 the parameter-free LayerNorm with
+  eps = 1e-5 (torch's default); Theorem 3.3 of Xie et al. (2023) predicts omega_k^2.
+* ``rel_update`` r_k = ||x_{k+1} - x_k|| / ||x_k||
+* ``alignment``  c_k = cos(x_k, x_{k+1} - x_k)
+* ``angular``    arccos(cos(x_k, x_{k+1})) / pi (Gromov et al. 2024, arXiv:2403.17887)
+* ``norm``       ||x_k||, the stream's norm entering block k
+
+Each is averaged over the (unmasked) tokens of each sequence, then over sequences; its
+standard error is the standard deviation of the per-sequence means over sqrt(B).
+
+Everything is computed from per-token float64 sums (sum x, ||x||^2, <x_k, x_{k+1}>): the
+product of two float32 numbers is exact in float64, so the only rounding is float64
+accumulation, and the metrics cost a few passes over the stream.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+import torch.nn as nn
+
+__all__ = ["LN_EPS", "LayerChange", "residual_stream", "sublayer_stream", "sublayer_modules",
+           "layer_change"]
+
+#: eps of the parameter-free LayerNorm LN0, as torch.nn.LayerNorm's default
+LN_EPS = 1e-5
+
+
+# ----------------------------------------------------------------------------- capture
+
+def _first_tensor(value, what):
+    if isinstance(value, torch.Tensor):
+        return value
+    if isinstance(value, (tuple, list)) and value and isinstance(value[0], torch.Tensor):
+        return value[0]  # Hugging Face blocks return (hidden_states, ...)
+    raise TypeError(f"cannot find the residual stream in the {what}: expected a tensor or a "
+                    f"tuple whose first element is a tensor, got {type(value).__name__}")
+
+
+def _call(model, inputs):
+    if isinstance(inputs, dict):
+        if not inputs:
+            raise ValueError("inputs must not be empty: got an empty dict")
+        for name, v in inputs.items():
+            if isinstance(v, torch.Tensor) and v.numel() == 0:
+                raise ValueError(f"inputs[{name!r}] is empty (shape {tuple(v.shape)})")
+        dev = _model_device(model)
+        kw = {k: (v.to(dev) if isinstance(v, torch.Tensor) else v) for k, v in inputs.items()}
+        return model(**kw)
+    if isinstance(inputs, torch.Tensor):
+        if inputs.numel() == 0:
+            raise ValueError(f"inputs must not be empty, got shape {tuple(inputs.shape)}")
+        return model(inputs.to(_model_device(model)))
+    raise TypeError(f"inputs must be a LongTensor of token ids or a dict of keyword tensors, "
+                    f"got {type(inputs).__name__}")
+
+
+def _model_device(model):
+    for p in model.parameters():
+        return p.device
+    for b in model.buffers():
+        return b.device
+    return torch.device("cpu")
+
+
+def _capture(model: nn.Module, inputs, entries: list[nn.Module], exit_module: nn.Module):
+    """Run ``model`` once; return [len(entries)+1, ...]: the input of each entry module, in
+    list order, then the output of ``exit_module``."""
+    if not isinstance(model, nn.Module):
+        raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
+    if len(entries) == 0:
+        raise ValueError("blocks must hold at least one module")
+    own = {id(m) for m in model.modules()}
+    for i, m in enumerate(list(entries) + [exit_module]):
+        if not isinstance(m, nn.Module) or id(m) not in own:
+            raise ValueError(f"blocks[{i}] ({type(m).__name__}) is not a submodule of the model")
+    if len({id(m) for m in entries}) != len(entries):
+        raise ValueError("blocks must not list one module twice")
+
+    n = len(entries) + 1
+    store: dict = {"buf": None, "seen": [0] * n}
+
+    def put(slot, x):
+        x = x.detach()
+        if store["buf"] is None:
+            store["buf"] = torch.empty((n,) + tuple(x.shape), dtype=torch.float32)
+        buf = store["buf"]
+        if tuple(x.shape) != tuple(buf.shape[1:]):
+            raise ValueError(f"the stream changes shape between hooked modules: "
+                             f"{tuple(buf.shape[1:])} then {tuple(x.shape)} at position {slot}")
+        store["seen"][slot] += 1
+        buf[slot].copy_(x)  # converts to float32 and moves to the CPU
+
+    def pre_hook(slot):
+        def hook(module, args, kwargs):
+            if args:
+                x = args[0]
+            elif "hidden_states" in kwargs:
+                x = kwargs["hidden_states"]
+            else:
+                raise TypeError(f"blocks[{slot}] was called without a positional input or a "
+                                f"hidden_states keyword; cannot find the stream")
+            put(slot, _first_tensor(x, f"input of blocks[{slot}]"))
+        return hook
+
+    def exit_hook(module, args, output):
+        put(n - 1, _first_tensor(output, "output of the last block"))
+
+    handles = []
+    try:
+        for i, m in enumerate(entries):
+            handles.append(m.register_forward_pre_hook(pre_hook(i), with_kwargs=True))
+        handles.append(exit_module.register_forward_hook(exit_hook))
+        with torch.no_grad():
+            _call(model, inputs)
+    finally:
+        for h in handles:
+            h.remove()
+    if store["buf"] is None or any(c != 1 for c in store["seen"]):
+        bad = [i for i, c in enumerate(store["seen"]) if c != 1]
+        raise RuntimeError(f"each hooked module must run exactly once per forward; positions {bad} "
+                           f"ran {[store['seen'][i] for i in bad]} times")
+    return store["buf"]
+
+
+def residual_stream(model: nn.Module, inputs, blocks=None) -> torch.Tensor:
+    """The residual stream entering each of the L blocks and leaving the last.
+
+    Parameters
+    ----------
+    model : nn.Module
+        Called as ``model(inputs)`` (a LongTensor of token ids) or ``model(**inputs)`` (a
+        dict, e.g. Hugging Face's input_ids and attention_mask); inputs are moved to the
+        model's device.
+    blocks : sequence of nn.Module, optional
+        Submodules of ``model``, in stream order, each mapping the stream to the stream
+        (its input positional or the keyword ``hidden_states``; its output a tensor or a
+        tuple whose first element is the stream). Default ``model.blocks``.
+
+    Returns
+    -------
+    Tensor [L+1, B, T, D], float32 on the CPU, detached: entry k is the stream entering
+    block k (k = 0..L-1) and entry L the output of the last block. For the zoo's ResiDual
+    model D = 2 d_model (see :func:`resdecay_lib.models.stream_parts`).
+
+    >>> from resdecay_lib.models import build
+    >>> m = build("pre_ln", n_layer=3, d_model=8, n_head=2, vocab_size=5, block_size=4, device="cpu")
+    >>> residual_stream(m, torch.zeros(2, 4, dtype=torch.long)).shape
+    torch.Size([4, 2, 4, 8])
+    """
+    if blocks is None:
+        if not isinstance(getattr(model, "blocks", None), (nn.ModuleList, list, tuple)):
+            raise ValueError("model has no attribute 'blocks': pass blocks=[...] explicitly")
+        blocks = model.blocks
+    blocks = list(blocks)
+    if not blocks:
+        raise ValueError("blocks must hold at least one module")
+    return _capture(model, inputs, blocks, blocks[-1])
+
+
+def sublayer_modules(model: nn.Module) -> list[nn.Module]:
+    """The zoo model's 2L points after each residual addition (``model.sublayers``)."""
+    if not hasattr(model, "sublayers"):
+        raise ValueError("sublayer granularity needs a model of resdecay_lib.models "
+                         "(one with a 'sublayers' attribute)")
+    return list(model.sublayers)
+
+
+def sublayer_stream(model: nn.Module, inputs) -> torch.Tensor:
+    """The stream after every residual addition of a zoo model: [2L+1, B, T, D], float32 CPU.
+
+    Entry 0 is the stream entering block 0; entry 2k+1 the stream after block k's attention
+    step; entry 2k+2 the stream leaving block k. The attention step's result is the input of
+    ``block.resid_mid`` (an identity module), so it is captured with the same hooks.
+    """
+    blocks = list(model.blocks)
+    entries = [m for b in blocks for m in (b, b.resid_mid)]
+    return _capture(model, inputs, entries, blocks[-1])
+
+
+# ----------------------------------------------------------------------------- metrics
+
+@dataclass(frozen=True)
+class LayerChange:
+    """Per-layer statistics of a stream [L+1, B, T, D]; arrays of length L, float64.
+
+    ``k`` is 1..L (the change made by block k: x_{k+1} - x_k, x_k the stream entering it).
+    Each metric ``m`` has ``m`` (mean over sequences of the per-sequence token mean) and
+    ``m_se`` (standard error over sequences; NaN when there is one sequence);
+    ``per_sequence[m]`` holds the [B, L] per-sequence means (for bootstrap fits).
+    """
+    k: np.ndarray
+    omega_sq: np.ndarray
+    omega_sq_se: np.ndarray
+    rel_update: np.ndarray
+    rel_update_se: np.ndarray
+    alignment: np.ndarray
+    alignment_se: np.ndarray
+    angular: np.ndarray
+    angular_se: np.ndarray
+    norm: np.ndarray
+    norm_se: np.ndarray
+    n_sequences: int
+    n_tokens: int
+    per_sequence: dict = field(repr=False, default_factory=dict)
+
+    METRICS = ("omega_sq", "rel_update", "alignment", "angular", "norm")
+
+
+def layer_change(stream: torch.Tensor, mask=None, eps: float = LN_EPS) -> LayerChange:
+    """Per-layer change of a captured stream (see the module docstring for the formulas).
+
+    Parameters
+    ----------
+    stream : Tensor [L+1, B, T, D] (or [L+1, B, D]), as returned by :func:`residual_stream`.
+    mask : optional bool/0-1 tensor or array [B, T]; tokens where it is 0 are excluded
+        (padding). Sequences with no token left are dropped.
+
+    >>> x = torch.zeros(3, 1, 1, 4); x[0, 0, 0] = torch.tensor([1., -1, 1, -1])
+    >>> x[1] = x[0]; x[2] = 2 * x[0]
+    >>> layer_change(x).rel_update
+    array([0., 1.])
+    """
+    if not isinstance(stream, torch.Tensor):
+        stream = torch.as_tensor(stream)
+    if stream.dim() == 3:
+        stream = stream.unsqueeze(2)
+    if stream.dim() != 4:
+        raise ValueError(f"stream must have shape [L+1, B, T, D], got {tuple(stream.shape)}")
+    L1, B, T, D = stream.shape
+    if L1 < 2:
+        raise ValueError(f"stream must hold at least two states (L+1 >= 2), got {L1}")
+    if B == 0 or T == 0 or D == 0:
+        raise ValueError(f"stream must be non-empty, got shape {tuple(stream.shape)}")
+    if not stream.is_floating_point():
+        raise ValueError(f"stream must be floating point, got {stream.dtype}")
+    x = stream.detach().to("cpu")
+
+    # per-token float64 sums; float32 x float32 products are exact in float64
+    x64 = x.double()
+    s = x64.sum(-1)                                      # (L+1, B, T)   sum of coordinates
+    q = torch.linalg.vecdot(x64, x64)                    # (L+1, B, T)   ||x_k||^2
+    c = torch.linalg.vecdot(x64[:-1], x64[1:])           # (L, B, T)     <x_k, x_{k+1}>
+    del x64
+    s, q, c = s.numpy(), q.numpy(), c.numpy()
+
+    qa, qb = q[:-1], q[1:]
+    na, nb = np.sqrt(qa), np.sqrt(qb)
+    diff_sq = np.maximum(qa + qb - 2.0 * c, 0.0)         # ||x_{k+1} - x_k||^2
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rel = np.sqrt(diff_sq) / na
+        align = (c - qa) / (na * np.sqrt(diff_sq))
+        cos_ab = np.clip(c / (na * nb), -1.0, 1.0)
+    angular = np.arccos(cos_ab) / np.pi
+    # LN0 change: biased variance and covariance over the D coordinates
+    mean = s / D
+    var = q / D - mean ** 2
+    var = np.maximum(var, 0.0)
+    va, vb = var[:-1], var[1:]
+    cov = c / D - mean[:-1] * mean[1:]
+    omega = va / (va + eps) + vb / (vb + eps) - 2.0 * cov / np.sqrt((va + eps) * (vb + eps))
+    omega = np.maximum(omega, 0.0)
+
+    if mask is None:
+        w = np.ones((B, T))
+    else:
+        w = np.asarray(mask.detach().cpu() if isinstance(mask, torch.Tensor) else mask, dtype=np.float64)
+        if w.shape != (B, T):
+            raise ValueError(f"mask must have shape [B, T] = {(B, T)}, got {w.shape}")
+    counts = w.sum(1)                                    # (B,)
+    keep = counts > 0
+    if not keep.any():
+        raise ValueError("mask excludes every token")
+    w, counts = w[keep], counts[keep]
+    nseq = int(keep.sum())
+
+    def stats(per_token):                                # (L, B, T) -> per-seq (B', L)
+        v = per_token[:, keep]
+        v = np.where(w[None] > 0, v, 0.0)                # a masked NaN must not leak in
+        per_seq = (v * w[None]).sum(-1).T / counts[:, None]
+        m = per_seq.mean(0)
+        se = per_seq.std(0, ddof=1) / np.sqrt(nseq) if nseq > 1 else np.full(m.shape, np.nan)
+        return m, se, per_seq
+
+    out, per = {}, {}
+    for name, val in (("omega_sq", omega), ("rel_update", rel), ("alignment", align),
+                      ("angular", angular), ("norm", na)):
+        m, se, ps = stats(val)
+        out[name], out[name + "_se"], per[name] = m, se, ps
+    return LayerChange(k=np.arange(1, L1, dtype=np.int64), n_sequences=nseq,
+                       n_tokens=int(w.sum()), per_sequence=per, **out)
