@@ -88,14 +88,488 @@ def omega_sq(k, embedding_counted: bool = False) -> sp.Expr:
 # (insert Chapter 3 code below this line; extend __all__ with `__all__ += [...]`)
 # ======================================================================================
 
+import functools  # noqa: E402  (imports of the Chapter 3-5 sections, kept here so the sections edit independently)
+import math  # noqa: E402
+
+__all__ += ["omega", "mean_abs_change", "derive_mean_abs_gaussian", "omega_closed_form",
+            "omega_series_coefficient", "omega_series", "remainder_constant",
+            "remainder_coefficient_ratio", "mean_abs_finite_d", "unit_fraction_denominator"]
+
+
+def omega(k, embedding_counted: bool = False) -> sp.Expr:
+    r"""Standard deviation per coordinate of LN(x^a_{k+1}) - LN(x^a_k): :math:`\omega_k = \sqrt{\omega_k^2}`.
+
+    Same arguments and checks as :func:`omega_sq`.
+
+    >>> omega(4)**2 == omega_sq(4)
+    True
+    """
+    return sp.sqrt(omega_sq(k, embedding_counted))
+
+
+def derive_mean_abs_gaussian() -> tuple[sp.Expr, sp.Symbol]:
+    r"""E|Z| for Z ~ N(0, w^2), by integrating against the normal density.
+
+    Returns ``(expr, w)`` with ``expr`` = :math:`\sqrt{2/\pi}\,w` as SymPy computes it.
+    """
+    w = sp.Symbol("w", positive=True)
+    z = sp.Symbol("z", real=True)
+    density = sp.exp(-z**2 / (2 * w**2)) / (w * sp.sqrt(2 * sp.pi))
+    # |z| is even: twice the integral over z > 0
+    return sp.simplify(2 * sp.integrate(z * density, (z, 0, sp.oo))), w
+
+
+def mean_abs_change(k, embedding_counted: bool = False) -> sp.Expr:
+    r"""Per-coordinate E|LN(x^a_{k+1}) - LN(x^a_k)| under Theorem 3.3's assumptions (Corollary 3.4).
+
+    Each coordinate of the change is N(0, omega_k^2) in the theorem's (d -> infinity)
+    model, so
+
+    .. math:: E|\cdot| = \sqrt{2/\pi}\,\omega_k
+              = \sqrt{2/\pi}\,\sqrt{\frac{2}{\sqrt{k}(\sqrt{k-1}+\sqrt{k})}}
+
+    in the seed convention; the same formula at k + 1 with ``embedding_counted=True``.
+    Argument checks as :func:`omega_sq` (integer below the first valid index ->
+    ``ValueError`` naming the convention and the smallest valid k; wrong type -> ``TypeError``).
+
+    >>> mean_abs_change(2) == sp.sqrt(2 / sp.pi) * omega(2)
+    True
+    """
+    return sp.sqrt(2 / sp.pi) * omega(k, embedding_counted)
+
+
+def omega_closed_form(k, embedding_counted: bool = False) -> sp.Expr:
+    r""":math:`\omega_k = \sqrt{1 + k^{-1/2}} - \sqrt{1 - k^{-1/2}}` (seed convention; k + 1 if embedding-counted).
+
+    Squaring gives :math:`2 - 2\sqrt{1 - 1/k}`, which is :func:`omega_sq`; both sides are
+    positive, so the square root is this difference. It makes the series in
+    :math:`u = k^{-1/2}` a difference of two binomial series.
+    """
+    k = _check_k(k, embedding_counted)
+    n = k + 1 if embedding_counted else k
+    u = 1 / sp.sqrt(n)
+    return sp.sqrt(1 + u) - sp.sqrt(1 - u)
+
+
+def omega_series_coefficient(m) -> sp.Expr:
+    r"""Coefficient :math:`a_m` of :math:`k^{-m/2}` in :math:`\omega_k = \sum_m a_m k^{-m/2}` (seed convention).
+
+    :math:`a_m = 2\binom{1/2}{m}` for odd m (the even terms of the two binomial series
+    cancel) and 0 for even m. ``m`` is a positive integer or a SymPy symbol.
+    """
+    if isinstance(m, sp.Basic) and not m.is_Integer:
+        return 2 * sp.binomial(sp.Rational(1, 2), m)
+    if isinstance(m, bool) or not isinstance(m, (numbers.Integral, sp.Integer)):
+        raise TypeError(f"m must be a positive integer or a SymPy symbol, got {type(m).__name__} {m!r}")
+    if int(m) < 1:
+        raise ValueError(f"m must be a positive integer (m >= 1), got {int(m)}")
+    m = int(m)
+    return 2 * sp.binomial(sp.Rational(1, 2), m) if m % 2 else sp.Integer(0)
+
+
+def omega_series(k, n_terms: int = 4) -> sp.Expr:
+    r"""The first ``n_terms`` non-zero terms of :math:`\omega_k` in powers of :math:`k^{-1/2}` (seed convention).
+
+    :math:`\omega_k = k^{-1/2} + \tfrac18 k^{-3/2} + \tfrac{7}{128} k^{-5/2} + \dots`
+    """
+    if isinstance(n_terms, bool) or not isinstance(n_terms, numbers.Integral) or n_terms < 1:
+        raise ValueError(f"n_terms must be an integer >= 1, got {n_terms!r}")
+    if not isinstance(k, sp.Basic):
+        k = _check_k(k, False)
+    return sum(omega_series_coefficient(2 * j + 1) * k**(-sp.Rational(2 * j + 1, 2))
+               for j in range(n_terms))
+
+
+def remainder_coefficient_ratio() -> tuple[sp.Expr, sp.Symbol]:
+    r""":math:`a_{m+2}/a_m` as a rational function of a symbol m (the positivity step of the remainder proof).
+
+    Equals :math:`(2m-1)(2m+1)/(4(m+1)(m+2))`, positive for every m >= 1; with
+    :math:`a_1 = 1 > 0` every odd coefficient is positive.
+    """
+    m = sp.Symbol("m", positive=True, integer=True)
+    y = sp.Symbol("y")
+    ratio = sp.gammasimp((omega_series_coefficient(m + 2) / omega_series_coefficient(m)).rewrite(sp.gamma))
+    # the ratio is Gamma(3/2 - m) / Gamma(-1/2 - m) / ((m+1)(m+2)); SymPy reduces
+    # Gamma(y + 2) / Gamma(y) = y (y + 1) once the argument reads y + integer: y = -m - 1/2
+    half = sp.Rational(1, 2)
+    ratio = sp.gammasimp(ratio.subs(m, -y - half)).subs(y, -m - half)
+    return sp.factor(ratio), m
+
+
+def remainder_constant() -> sp.Expr:
+    r"""The sharp C in :math:`0 < \omega_k - k^{-1/2} \le C\,k^{-3/2}` for all k >= 2 (seed convention).
+
+    With :math:`u = k^{-1/2}`, :math:`(\omega_k - u)/u^3 = \sum_{m \ge 3\ \rm odd} a_m u^{m-3}`
+    has positive coefficients (:func:`remainder_coefficient_ratio`) and converges for
+    u <= 1, so it increases with u, i.e. decreases with k: its supremum over k >= 2 is its
+    value at k = 2, and its infimum is the limit a_3 = 1/8.
+
+    .. math:: C = 2^{3/2}\,(\omega_2 - 2^{-1/2}) \approx 0.1648
+    """
+    return sp.Integer(2)**sp.Rational(3, 2) * (omega(2) - 1 / sp.sqrt(2))
+
+
+def mean_abs_finite_d(r: float, c: float, d: int) -> float:
+    r"""E|LN(x + f)_i - LN(x)_i| for a real LayerNorm (eps = 0) in width d, to O(1/d^2).
+
+    For x ~ N(0, I_d) and f = r (c x + sqrt(1 - c^2) h), h ~ N(0, I_d) independent (so r and
+    c are the population norm ratio and cosine). The change is rotation-invariant in the
+    centred subspace (dimension n = d - 1), so its direction is uniform and independent
+    of its norm, which gives exactly
+
+    .. math:: E|\Delta_i| = \sqrt{n}\,E|v_1|\;E\sqrt{m},\qquad
+              \sqrt{n}\,E|v_1| = \frac{\sqrt{n}\,\Gamma(n/2)}{\sqrt\pi\,\Gamma((n+1)/2)}
+
+    with m the per-sample mean square change; :math:`E\sqrt m` is taken to O(1/n^2) by
+    the delta method (:func:`finite_d_terms`). As d -> infinity this tends to
+    sqrt(2/pi) sqrt(change_sq_rc(r, c)). Independent blocks, seed convention: r = (k-1)^{-1/2}, c = 0.
+    """
+    _check_rc(r, c)
+    d = _check_width(d)
+    n = d - 1
+    F, _, h1 = _finite_d_numeric()
+    gamma_factor = math.exp(0.5 * math.log(n) + math.lgamma(n / 2) - math.lgamma((n + 1) / 2)) / math.sqrt(math.pi)
+    return gamma_factor * (math.sqrt(F(r, c)) + h1(r, c) / n)
+
+
+def unit_fraction_denominator(ratio: float) -> int:
+    """The n for which a ratio is "about 1/n": 1/ratio rounded to the nearest integer.
+
+    ``ratio`` must be a finite float in (0, 1].
+    """
+    if isinstance(ratio, bool) or not isinstance(ratio, numbers.Real):
+        raise TypeError(f"ratio must be a real number in (0, 1], got {type(ratio).__name__} {ratio!r}")
+    ratio = float(ratio)
+    if not (0 < ratio <= 1):
+        raise ValueError(f"ratio must be in (0, 1], got {ratio}")
+    return int(round(1 / ratio))
+
 
 # ======================================================================================
 # Chapter 4: Corollary 3.5 (the output change from one more block).
 # (insert Chapter 4 code below this line; extend __all__ with `__all__ += [...]`)
 # ======================================================================================
 
+__all__ += ["derive_output_change_var", "output_change_var", "output_change_sq_finite_d"]
+
+
+def derive_output_change_var(M=1) -> tuple[sp.Expr, sp.Symbol]:
+    r"""Variance per coordinate of :math:`y_N - y_{N-M}`, :math:`y_N = LN(\sum_{j \le N} x^f_j)`, derived (Corollary 3.5).
+
+    In the theorem's model LN divides by the standard deviation :math:`\sqrt{N}\sigma` of
+    the sum :math:`X_N = \sum_{j\le N} x^f_j` (sigma = 1 loses nothing). Writing
+    :math:`X_N = X_{N-M} + D` with D the sum of the M new block outputs, independent of
+    :math:`X_{N-M}`,
+
+    .. math:: \mathrm{var}\,(y_N - y_{N-M}) = (N-M)\Big(\tfrac{1}{\sqrt N} - \tfrac{1}{\sqrt{N-M}}\Big)^2 + \tfrac{M}{N}
+              = 2\Big(1 - \sqrt{\tfrac{N-M}{N}}\Big).
+
+    Returns ``(expr, N)``; N > M is a positive SymPy symbol. ``M`` (positive integer or
+    symbol) is the number of blocks added.
+    """
+    if not isinstance(M, sp.Basic):
+        if isinstance(M, bool) or not isinstance(M, numbers.Integral):
+            raise TypeError(f"M must be a positive integer or a SymPy symbol, got {type(M).__name__} {M!r}")
+        if M < 1:
+            raise ValueError(f"M must be a positive integer (M >= 1), got {M}")
+        M = sp.Integer(M)
+    N = sp.Symbol("N", positive=True)
+    var_old, var_new = N - M, M           # variances of X_{N-M} and D (sigma = 1)
+    coef_old = 1 / sp.sqrt(N) - 1 / sp.sqrt(N - M)   # y_N - y_{N-M} = coef_old X_{N-M} + D / sqrt(N)
+    expr = var_old * coef_old**2 + var_new / N
+    return sp.simplify(sp.expand(expr)), N
+
+
+def output_change_var(N, embedding_counted: bool = False) -> sp.Expr:
+    r"""Variance per coordinate of y_N - y_{N-1}: the output change from adding block N (Corollary 3.5).
+
+    :math:`y_N = LN(\sum_{j\le N} x^f_j)` (seed convention: the output of an N-block model
+    sums N block outputs and nothing else); the change is the stream change of
+    Theorem 3.3 at k = N, so this is ``omega_sq(N)``: :math:`2(1 - \sqrt{(N-1)/N})`.
+    With ``embedding_counted=True`` the embedding is one more summand: ``omega_sq(N, True)``.
+    ``N`` is checked like ``k`` in :func:`omega_sq` (smallest valid N: 2, or 1 if embedding-counted).
+    """
+    if not isinstance(embedding_counted, bool):
+        raise TypeError(f"embedding_counted must be True or False, got {embedding_counted!r}")
+    N = _check_k(N, embedding_counted, name="N")
+    return omega_sq(N, embedding_counted)
+
+
+def output_change_sq_finite_d(N: int, d: int, embedding_counted: bool = False) -> float:
+    """Mean square per coordinate of y_N - y_{N-1} with a real LayerNorm in width d, to O(1/d^2).
+
+    The theorem's model at finite d: :func:`change_sq_finite_d` with r^2 = 1/(N - 1)
+    (seed convention) or 1/N (embedding-counted) and c = 0.
+    """
+    N = int(_check_k(N, embedding_counted, name="N"))
+    prior = N if embedding_counted else N - 1     # summands before block N
+    return change_sq_finite_d(1 / math.sqrt(prior), 0.0, d)
+
 
 # ======================================================================================
 # Chapter 5: beyond independence (heteroscedastic and correlated block outputs).
 # (insert Chapter 5 code below this line; extend __all__ with `__all__ += [...]`)
 # ======================================================================================
+
+__all__ += ["derive_change_sq_rc", "change_sq_rc", "change_sq_rc_series", "finite_d_terms",
+            "change_sq_finite_d", "derive_omega_sq_hetero", "omega_sq_hetero",
+            "rc_hetero", "derive_power_law_limit", "derive_geometric_limit",
+            "feedback_fixed_point", "feedback_recursion"]
+
+
+def derive_change_sq_rc() -> tuple[sp.Expr, sp.Symbol, sp.Symbol]:
+    r"""Mean square per coordinate of LN(x + f) - LN(x) from r = |f|/|x| and c = cos(x, f).
+
+    For centred vectors and eps = 0, LN(v) = sqrt(d) v/|v|, so the mean square over the d
+    coordinates is :math:`|\hat a - \hat b|^2 = 2(1 - \cos(x, x+f))`, and
+    :math:`\cos(x, x+f) = (|x|^2 + x\cdot f)/(|x|\,|x+f|) = (1 + rc)/\sqrt{1 + 2rc + r^2}`.
+
+    Returns ``(expr, r, c)`` with :math:`2\big(1 - (1 + rc)/\sqrt{1 + 2rc + r^2}\big)`.
+    """
+    r = sp.Symbol("r", nonnegative=True)
+    c = sp.Symbol("c", real=True)
+    X = sp.Symbol("X", positive=True)          # |x|; drops out
+    dot, f_sq = r * c * X**2, r**2 * X**2       # x.f and |f|^2
+    cos = (X**2 + dot) / (X * sp.sqrt(X**2 + 2 * dot + f_sq))
+    return sp.simplify(2 * (1 - cos)), r, c
+
+
+def _check_rc(r, c):
+    """Check r >= 0 finite, c in [-1, 1], and x + f != 0 (r = 1, c = -1); numbers or arrays."""
+    import numpy as np
+    ra, ca = np.asarray(r, dtype=float), np.asarray(c, dtype=float)
+    if not np.all(np.isfinite(ra)) or np.any(ra < 0):
+        raise ValueError(f"r must be finite and >= 0 (r = |f|/|x|), got {r!r}")
+    if not np.all(np.isfinite(ca)) or np.any(np.abs(ca) > 1):
+        raise ValueError(f"c must be in [-1, 1] (c = cos(x, f)), got {c!r}")
+    if np.any((ra == 1) & (ca == -1)):
+        raise ValueError("r = 1 with c = -1 makes x + f = 0, where LN is undefined: need 1 + 2rc + r^2 > 0")
+    return ra, ca
+
+
+def change_sq_rc(r, c):
+    r"""Exact mean square per coordinate of LN(x + f) - LN(x): :math:`2\big(1 - (1 + rc)/\sqrt{1 + 2rc + r^2}\big)`.
+
+    r = |f|/|x| and c = cos(x, f) of the centred vectors; LayerNorm without eps or affine
+    parameters. SymPy arguments give a SymPy expression; numbers give a float; arrays
+    (anything numpy can broadcast) give a numpy array.
+    ``r`` must be finite and >= 0, ``c`` in [-1, 1], and not (r = 1 and c = -1).
+
+    >>> change_sq_rc(0, 0.3)
+    0.0
+    """
+    if isinstance(r, sp.Basic) or isinstance(c, sp.Basic):
+        return 2 * (1 - (1 + r * c) / sp.sqrt(1 + 2 * r * c + r**2))
+    ra, ca = _check_rc(r, c)
+    out = 2 * (1 - (1 + ra * ca) / (1 + 2 * ra * ca + ra**2) ** 0.5)
+    return float(out) if out.ndim == 0 else out
+
+
+def change_sq_rc_series(order: int = 4) -> tuple[sp.Expr, sp.Symbol, sp.Symbol]:
+    r"""Series of :func:`change_sq_rc` in r up to (excluding) r**order: :math:`r^2(1-c^2) + r^3 c (\dots) + \dots`.
+
+    Returns ``(series, r, c)``; ``order`` is an integer >= 3.
+    """
+    if isinstance(order, bool) or not isinstance(order, numbers.Integral) or order < 3:
+        raise ValueError(f"order must be an integer >= 3, got {order!r}")
+    expr, r, c = derive_change_sq_rc()
+    return sp.expand(sp.series(expr, r, 0, order).removeO()), r, c
+
+
+@functools.lru_cache(maxsize=1)
+def finite_d_terms() -> tuple[sp.Expr, sp.Expr, sp.Expr, sp.Symbol, sp.Symbol]:
+    r"""Leading finite-width corrections of the change, by the delta method (real LayerNorm, eps = 0).
+
+    Model: x = g, f = r (c g + s h) with s = sqrt(1 - c^2) and g, h ~ N(0, I_d)
+    independent. After centring, g and h are standard Gaussian in the n = d - 1
+    dimensional subspace, and the per-sample mean square change is a smooth function of
+    A = |g|^2/n, B = g.h/n, C = |h|^2/n, whose means are (1, 0, 1) and covariances
+    diag(2, 1, 2)/n. Second-order Taylor expansion about the means gives
+
+    .. math:: E\,m = F + m_1/n + O(n^{-2}),\qquad E\sqrt{m} = \sqrt F + h_1/n + O(n^{-2})
+
+    Returns ``(F, m1, h1, r, c)``:
+    :math:`F = 2(1 - (1+rc)/\sqrt{Q})`, :math:`m_1 = r^2(1-c^2)(1+rc)/Q^{3/2}`,
+    :math:`h_1 = -r^2 (1-c^2)\sqrt F/(8Q)`, with :math:`Q = 1 + 2rc + r^2`.
+    """
+    A, B, C = sp.symbols("A B C", positive=True)
+    r = sp.Symbol("r", nonnegative=True)
+    c = sp.Symbol("c", real=True)
+    s = sp.sqrt(1 - c**2)
+    xf = r * (c * A + s * B)                                  # x.f / n
+    ff = r**2 * (c**2 * A + 2 * c * s * B + s**2 * C)         # |f|^2 / n
+    m = 2 * (1 - (A + xf) / (sp.sqrt(A) * sp.sqrt(A + 2 * xf + ff)))
+    at_means = {A: 1, B: 0, C: 1}
+    var = {A: 2, B: 1, C: 2}                                 # n * covariance (diagonal)
+
+    def second_order(expr):
+        return sp.simplify(sum(var[v] * sp.diff(expr, v, 2) for v in (A, B, C)).subs(at_means) / 2)
+
+    F = sp.simplify(m.subs(at_means))
+    return F, second_order(m), second_order(sp.sqrt(m)), r, c
+
+
+@functools.lru_cache(maxsize=1)
+def _finite_d_numeric():
+    F, m1, h1, r, c = finite_d_terms()
+    return tuple(sp.lambdify((r, c), e, "math") for e in (F, m1, h1))
+
+
+def _check_width(d) -> int:
+    if isinstance(d, bool) or not isinstance(d, numbers.Integral):
+        raise TypeError(f"d must be an integer >= 2, got {type(d).__name__} {d!r}")
+    if d < 2:
+        raise ValueError(f"d must be an integer >= 2 (LayerNorm centres over d coordinates), got {d}")
+    return int(d)
+
+
+def change_sq_finite_d(r: float, c: float, d: int) -> float:
+    r"""E of the per-coordinate mean square of LN(x + f) - LN(x) in width d, to O(1/d^2): F + m_1/(d-1).
+
+    x ~ N(0, I_d), f = r (c x + sqrt(1 - c^2) h) (see :func:`finite_d_terms`); real
+    LayerNorm with eps = 0. Independent blocks in the seed convention: r = (k-1)^{-1/2},
+    c = 0; heteroscedastic: r^2 = s_k^2 / S_k (:func:`rc_hetero`).
+    """
+    _check_rc(r, c)
+    n = _check_width(d) - 1
+    F, m1, _ = _finite_d_numeric()
+    return F(float(r), float(c)) + m1(float(r), float(c)) / n
+
+
+def derive_omega_sq_hetero() -> tuple[sp.Expr, sp.Symbol, sp.Symbol]:
+    r"""w_k^2 for independent blocks of unequal variances, derived: :math:`2(1 - \sqrt{S_k/S_{k+1}})`.
+
+    x^a_k = sum_{j<k} x^f_j (seed convention) with x^f_j ~ N(0, s_j^2 I) independent, so
+    var(x^a_k) = S_k = sum_{j<k} s_j^2 and the idealised LN divides by sqrt(S_k):
+
+    .. math:: \mathrm{var}\Big(\frac{x^a_k + x^f_k}{\sqrt{S_k + s_k^2}} - \frac{x^a_k}{\sqrt{S_k}}\Big)
+              = S_k\Big(\tfrac{1}{\sqrt{S_{k+1}}} - \tfrac{1}{\sqrt{S_k}}\Big)^2 + \frac{s_k^2}{S_{k+1}}
+
+    Returns ``(expr, S, s2)`` with S = S_k and s2 = s_k^2 positive symbols.
+    """
+    S, s2 = sp.symbols("S_k s_k^2", positive=True)
+    expr = S * (1 / sp.sqrt(S + s2) - 1 / sp.sqrt(S))**2 + s2 / (S + s2)
+    return sp.simplify(sp.expand(expr)), S, s2
+
+
+def _check_variances(s2):
+    import numpy as np
+    try:
+        arr = np.asarray(s2, dtype=float)
+    except (TypeError, ValueError):
+        raise TypeError(f"s2 must be a sequence of positive finite block variances, got {type(s2).__name__}") from None
+    if arr.ndim != 1 or arr.size < 2:
+        raise ValueError(f"s2 must be a 1-d sequence of at least 2 block variances s_1^2..s_N^2, got shape {arr.shape}")
+    if not np.all(np.isfinite(arr)) or np.any(arr <= 0):
+        raise ValueError("s2 must hold positive finite block variances (s_j^2 > 0)")
+    return arr
+
+
+def omega_sq_hetero(s2):
+    r"""w_k^2 = 2(1 - sqrt(S_k/S_{k+1})) for k = 2..N from block variances s2 = (s_1^2, ..., s_N^2).
+
+    Seed convention: x^a_k sums the k - 1 blocks before block k, S_k = s_1^2 + ... + s_{k-1}^2.
+    (For the embedding-counted convention put the embedding's variance first.)
+    Returns a numpy float array of length N - 1 (entry i is k = i + 2), the same k as
+    ``gaussian.simulate``. Computed as 2 (s_k^2/S_{k+1}) / (1 + sqrt(S_k/S_{k+1})), which is
+    the same number without the cancellation of 1 - sqrt(.) when s_k^2 << S_k.
+
+    >>> [round(float(v), 6) for v in omega_sq_hetero([1.0, 1.0, 1.0])] == [round(float(omega_sq(k)), 6) for k in (2, 3)]
+    True
+    """
+    import numpy as np
+    arr = _check_variances(s2)
+    S = np.cumsum(arr)              # S[i] = s_1^2 + ... + s_{i+1}^2 = S_{i+2}
+    S_k, S_next, s2_k = S[:-1], S[1:], arr[1:]
+    ratio = S_k / S_next
+    return 2 * (s2_k / S_next) / (1 + np.sqrt(ratio))
+
+
+def rc_hetero(s2):
+    """(r_k, c_k) of independent heteroscedastic blocks, k = 2..N: r_k = s_k / sqrt(S_k), c_k = 0.
+
+    Feeds :func:`change_sq_finite_d` for the finite-d prediction; ``s2`` as in :func:`omega_sq_hetero`.
+    """
+    import numpy as np
+    arr = _check_variances(s2)
+    S = np.cumsum(arr)
+    return np.sqrt(arr[1:] / S[:-1]), np.zeros(arr.size - 1)
+
+
+def derive_power_law_limit() -> tuple[sp.Expr, sp.Symbol]:
+    r"""lim k w_k^2 for s_j^2 = j^beta, beta > -1: :math:`\beta + 1`.
+
+    w_k^2 = 2(1 - (1 + s_k^2/S_k)^{-1/2}) ~ s_k^2/S_k as s_k^2/S_k -> 0, and by
+    Stolz-Cesaro S_k / k^{beta+1} -> lim k^beta / ((k+1)^{beta+1} - k^{beta+1})
+    = 1/(beta+1) (computed here with t = 1/k). So k w_k^2 -> beta + 1: the exponent
+    -1/2 of w_k survives and the constant becomes sqrt(beta + 1).
+    Returns ``(limit, beta)``.
+    """
+    gamma = sp.Symbol("gamma", positive=True)   # gamma = beta + 1 > 0
+    beta = sp.Symbol("beta", real=True)
+    t = sp.Symbol("t", positive=True)
+    # Stolz-Cesaro: S_k / k^(beta+1) has the limit of k^beta / ((k+1)^(beta+1) - k^(beta+1)),
+    # which with t = 1/k is t / ((1+t)^(beta+1) - 1)
+    lim_S = sp.limit(t / ((1 + t)**gamma - 1), t, 0)
+    # k w_k^2 ~ k s_k^2 / S_k = k^(beta+1) / S_k -> 1 / lim_S
+    return sp.simplify(1 / lim_S).subs(gamma, beta + 1), beta
+
+
+def derive_geometric_limit() -> tuple[sp.Expr, sp.Symbol]:
+    r"""lim w_k^2 for s_j^2 = q^j, q > 1: :math:`2(1 - q^{-1/2})`; no decay.
+
+    S_k = q (q^{k-1} - 1)/(q - 1), so S_k/S_{k+1} -> 1/q. Returns ``(limit, q)``.
+    """
+    p = sp.Symbol("p", positive=True)            # q = 1 + p > 1
+    q = sp.Symbol("q", positive=True)
+    k = sp.Symbol("k", positive=True, integer=True)
+
+    def S(kk):                                   # s_1^2 + ... + s_{kk-1}^2 with s_j^2 = q^j
+        return (1 + p) * ((1 + p)**(kk - 1) - 1) / p
+
+    ratio_lim = sp.limit(S(k) / S(k + 1), k, sp.oo)
+    return (2 * (1 - sp.sqrt(ratio_lim))).subs(p, q - 1), q
+
+
+def feedback_fixed_point(a, b):
+    r"""Fixed point of the large-d feedback stream x^f_k = a LN(x^a_k) + b z_k (a < 0, b != 0).
+
+    In width d -> infinity the per-coordinate scale v_k = |x^a_k|/sqrt(d) obeys
+    :math:`v_{k+1}^2 = (v_k + a)^2 + b^2` and the change is
+    :math:`w_k^2 = 2(1 - (v_k + a)/v_{k+1})`. For a < 0 the map has the fixed point
+    :math:`v^* = -(a^2 + b^2)/(2a) > 0`, stable since the map's slope there is
+    :math:`(b^2 - a^2)/(a^2 + b^2) \in (-1, 1)`, where :math:`w^2 = 4a^2/(a^2 + b^2)`:
+    the change tends to a constant. Returns ``(v_star, w_sq_star)`` (SymPy if a or b is SymPy).
+    """
+    if not (isinstance(a, sp.Basic) or isinstance(b, sp.Basic)):
+        if not (a < 0 and b != 0):
+            raise ValueError(f"a must be < 0 and b nonzero for a fixed point, got a={a!r}, b={b!r}")
+    v = -(a**2 + b**2) / (2 * a)
+    return v, 4 * a**2 / (a**2 + b**2)
+
+
+def feedback_recursion(a: float, b: float, depth: int):
+    r"""Large-d change w_k^2, k = 2..depth, of the feedback stream x^f_k = a LN(x^a_k) + b z_k (seed convention).
+
+    x^a_2 = x^f_1 ~ N(0, I) (v_2 = 1); then :math:`v_{k+1} = \sqrt{(v_k + a)^2 + b^2}`
+    and :math:`w_k^2 = 2(1 - (v_k + a)/v_{k+1})` (:func:`change_sq_rc` with
+    r = sqrt(a^2 + b^2)/v_k, c = a/sqrt(a^2 + b^2)). ``a`` real, ``b`` nonzero real,
+    ``depth`` integer >= 2. Returns a numpy array of length depth - 1.
+    For a > 0, v_k grows like a k and k w_k -> |b|/a (exponent -1); for a = 0 this is
+    the theorem's 1/k (b = 1).
+    """
+    import numpy as np
+    for name, val in (("a", a), ("b", b)):
+        if isinstance(val, bool) or not isinstance(val, numbers.Real) or not math.isfinite(val):
+            raise TypeError(f"{name} must be a finite real number, got {val!r}")
+    if b == 0:
+        raise ValueError("b must be nonzero (b = 0 makes the stream one-dimensional)")
+    if isinstance(depth, bool) or not isinstance(depth, numbers.Integral) or depth < 2:
+        raise ValueError(f"depth must be an integer >= 2, got {depth!r}")
+    out = np.empty(depth - 1)
+    v = 1.0
+    for i in range(depth - 1):
+        v_next = math.hypot(v + a, b)
+        out[i] = 2 * (1 - (v + a) / v_next)
+        v = v_next
+    return out
