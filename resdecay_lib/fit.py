@@ -1,0 +1,154 @@
+"""Power-law fits of a per-layer curve, with bootstrap confidence intervals.
+
+Model: y(k) = A k^p over a chosen range k_min <= k <= k_max, fitted by least squares on
+log y = log A + p log k, where y is the mean over samples (sequences, possibly from several
+seeds) of the per-sample curves.
+
+Interval: nonparametric percentile bootstrap over samples. Each replicate resamples the
+rows of the [S, K] sample matrix with replacement (or, with ``groups`` given, first the
+groups -- e.g. seeds -- with replacement, then the rows within each drawn group), averages,
+and refits; the interval is the (alpha/2, 1 - alpha/2) percentile of the refitted
+exponents. The bootstrap generator is seeded (``seed=0`` by default), so a fit is
+reproducible. Resampling whole rows keeps the correlation across k inside a sequence.
+
+This module knows nothing of torch.
+"""
+from __future__ import annotations
+
+import numbers
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["PowerLawFit", "power_law", "loglog_slope"]
+
+
+@dataclass(frozen=True)
+class PowerLawFit:
+    """y(k) ~ prefactor * k**exponent over k_min..k_max.
+
+    ``lo``, ``hi``: percentile bootstrap interval of the exponent at ``level`` (NaN when
+    fitted to a single curve, which has nothing to resample). ``boot_se``: standard
+    deviation of the bootstrap exponents.
+    """
+    exponent: float
+    prefactor: float
+    lo: float
+    hi: float
+    boot_se: float
+    k_min: int
+    k_max: int
+    n_points: int
+    n_samples: int
+    n_groups: int
+    n_boot: int
+    level: float
+
+
+def loglog_slope(k, y) -> tuple[float, float]:
+    """Least-squares slope and intercept of log y on log k (1-D arrays, y > 0).
+
+    >>> k = np.arange(1, 9); round(loglog_slope(k, 3 * k ** -0.5)[0], 12)
+    -0.5
+    """
+    lk, ly = np.log(np.asarray(k, float)), np.log(np.asarray(y, float))
+    lkc = lk - lk.mean()
+    slope = float((lkc * (ly - ly.mean())).sum() / (lkc * lkc).sum())
+    return slope, float(ly.mean() - slope * lk.mean())
+
+
+def _slopes(lk, ly):
+    """Vectorised slopes: lk (K,), ly (R, K) -> (R,)."""
+    lkc = lk - lk.mean()
+    return (ly - ly.mean(-1, keepdims=True)) @ lkc / (lkc @ lkc)
+
+
+def power_law(k, y, k_min=None, k_max=None, groups=None, n_boot: int = 1000,
+              level: float = 0.95, seed: int = 0) -> PowerLawFit:
+    """Fit y ~ A k^p over ``k_min <= k <= k_max`` with a bootstrap interval for p.
+
+    Parameters
+    ----------
+    k : 1-D array of K positive indices (e.g. ``LayerChange.k``).
+    y : array [K] (one curve: no interval) or [S, K] (per-sample curves, e.g.
+        ``LayerChange.per_sequence["omega_sq"]`` stacked over seeds).
+    k_min, k_max : fit range (inclusive), default the whole of ``k``; it must hold at
+        least 3 indices and the mean curve must be positive there.
+    groups : optional [S] labels (e.g. the seed of each row): two-stage bootstrap, groups
+        then rows within groups.
+    n_boot, level, seed : replicates, interval level, bootstrap generator seed.
+
+    >>> k = np.arange(1, 11); rng = np.random.default_rng(0)
+    >>> y = k ** -1.0 * np.exp(0.05 * rng.standard_normal((40, 10)))
+    >>> f = power_law(k, y, k_min=2)
+    >>> f.lo < -1 < f.hi, f.k_min, f.k_max, f.n_points
+    (True, 2, 10, 9)
+    """
+    k = np.asarray(k)
+    if k.ndim != 1 or k.size == 0:
+        raise ValueError(f"k must be a non-empty 1-D array, got shape {k.shape}")
+    if not np.all(np.isfinite(k)) or np.any(k <= 0):
+        raise ValueError("k must be positive and finite (a power law is fitted on log k)")
+    y = np.asarray(y, dtype=np.float64)
+    if y.ndim == 1:
+        y = y[None]
+        resample = False
+    elif y.ndim == 2:
+        resample = True
+    else:
+        raise ValueError(f"y must have shape [K] or [S, K], got {y.shape}")
+    if y.shape[1] != k.size:
+        raise ValueError(f"y has {y.shape[1]} columns but k has {k.size} entries")
+    k_min = float(k.min()) if k_min is None else k_min
+    k_max = float(k.max()) if k_max is None else k_max
+    for name, v in (("k_min", k_min), ("k_max", k_max)):
+        if isinstance(v, bool) or not isinstance(v, numbers.Real) or not np.isfinite(v):
+            raise ValueError(f"{name} must be a finite number, got {v!r}")
+    if not k_min < k_max:
+        raise ValueError(f"k_min must be below k_max, got k_min={k_min}, k_max={k_max}")
+    sel = (k >= k_min) & (k <= k_max)
+    if sel.sum() < 3:
+        raise ValueError(f"the range k_min={k_min}..k_max={k_max} holds {int(sel.sum())} of the "
+                         f"given k (from {k.min()} to {k.max()}); a fit needs at least 3")
+    if not isinstance(n_boot, numbers.Integral) or isinstance(n_boot, bool) or n_boot < 1:
+        raise ValueError(f"n_boot must be a positive integer, got {n_boot!r}")
+    if not 0 < level < 1:
+        raise ValueError(f"level must lie in (0, 1), got {level!r}")
+    ks, ys = k[sel].astype(float), y[:, sel]
+    if not np.all(np.isfinite(ys)):
+        raise ValueError("y must be finite inside the fit range")
+    mean = ys.mean(0)
+    if np.any(mean <= 0):
+        bad = ks[mean <= 0]
+        raise ValueError(f"the mean curve must be positive in the fit range (log), it is not at k={bad.tolist()}")
+    slope, icpt = loglog_slope(ks, mean)
+    S = ys.shape[0]
+    n_groups = 1
+    lo = hi = se = float("nan")
+    if resample and S >= 2:
+        rng = np.random.default_rng(seed)
+        lk = np.log(ks)
+        if groups is None:
+            idx = rng.integers(0, S, size=(n_boot, S))
+            means = ys[idx].mean(1)                                  # (n_boot, K')
+        else:
+            groups = np.asarray(groups)
+            if groups.shape != (S,):
+                raise ValueError(f"groups must have shape [S] = ({S},), got {groups.shape}")
+            labels = np.unique(groups)
+            members = [np.flatnonzero(groups == g) for g in labels]
+            n_groups = len(labels)
+            means = np.empty((n_boot, ys.shape[1]))
+            for b in range(n_boot):
+                rows = [m[rng.integers(0, m.size, m.size)]
+                        for m in (members[i] for i in rng.integers(0, n_groups, n_groups))]
+                means[b] = ys[np.concatenate(rows)].mean(0)
+        ok = np.all(means > 0, axis=1)  # a replicate with a non-positive mean has no log
+        slopes = _slopes(lk, np.log(means[ok]))
+        a = (1 - level) / 2
+        lo, hi = (float(v) for v in np.quantile(slopes, [a, 1 - a]))
+        se = float(slopes.std(ddof=1))
+    return PowerLawFit(exponent=slope, prefactor=float(np.exp(icpt)), lo=lo, hi=hi, boot_se=se,
+                       k_min=int(ks.min()), k_max=int(ks.max()), n_points=int(sel.sum()),
+                       n_samples=S, n_groups=n_groups, n_boot=int(n_boot) if resample else 0,
+                       level=float(level))
