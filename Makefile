@@ -9,7 +9,7 @@ JB     := $(BIN)/jupyter-book
 # 2 cores: one pytest worker each; --dist loadfile keeps a notebook's cells on one worker
 XDIST  := -n 2 --dist loadfile
 
-.PHONY: book test unit nbval stored-build chapters bench clean
+.PHONY: book test unit nbval stored-build chapters bench clean pdf
 
 $(STAMP): requirements.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -23,8 +23,9 @@ $(STAMP): requirements.txt pyproject.toml
 book: $(STAMP)
 	$(JB) build -W -n --keep-going --all .
 
-## test: set up, then unit tests, nbval over every chapter (strict), strict build of stored outputs
+## test: set up, then unit tests (with the headless-Chromium browser and PDF tests), nbval over every chapter (strict), strict build of stored outputs
 test: $(STAMP)
+	bash tools/ensure_chromium.sh
 	$(BIN)/pytest -q $(XDIST) tests resdecay_lib
 	$(BIN)/pytest -q $(XDIST) --nbval chapters
 	$(MAKE) --no-print-directory stored-build
@@ -33,6 +34,11 @@ test: $(STAMP)
 stored-build: $(STAMP)
 	$(BIN)/python tools/stored_config.py _config.yml _build/_config_stored.yml
 	$(JB) build -W -n --keep-going --all --config _build/_config_stored.yml --path-output _build/stored .
+
+## pdf: the whole book as one PDF with rendered math, _build/pdf/book.pdf (stored outputs; needs chromium)
+pdf: $(STAMP)
+	bash tools/ensure_chromium.sh
+	$(BIN)/python tools/pdf.py _build/pdf/book.pdf
 
 unit: $(STAMP)
 	$(BIN)/pytest -q $(XDIST) tests resdecay_lib
