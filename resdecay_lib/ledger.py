@@ -1,0 +1,506 @@
+"""The claims ledger: each claim of the theory card, and its verdict computed from the book.
+
+The evidence is what the chapters glued under names starting with ``ev_`` (myst-nb
+``glue``), read from the outputs STORED in ``chapters/*.ipynb`` -- the same outputs nbval
+re-executes and compares, so a verdict can only change when the evidence does.
+
+A :class:`Claim` is a sentence of the card (Xie et al. 2023, arXiv:2304.14802, §3.2, as the
+theory card THEORY-096 states it), the chapter and label of its evidence, the evidence names
+it needs, and a rule: a pure function of the evidence dict returning a :class:`Verdict`
+(one of :data:`VERDICTS` and a one-line reason with the numbers it used). A claim whose
+evidence is not (yet) in the book is ``"open"`` with the reason
+``"evidence not in the book yet: <names>"``. Every threshold is in the rule's docstring.
+
+Conventions used by the rules:
+
+* exponents of the per-layer change are fitted to omega_k^2 (the variance), so the theorem
+  predicts -1 for large k; where the book glues ``ev_init_exp_theory`` (the same fit of the
+  exact w_k^2 over the same k range) that value is the reference, since the exact curve is
+  not a pure power law at small k;
+* an interval ``[_lo, _hi]`` is the chapter's bootstrap interval of the exponent: a value
+  "agrees" when it lies inside it;
+* a z statistic agrees when it is at most the chapter's own critical value ``*_z_crit``
+  (Bonferroni-corrected over the chapter's grid, as each chapter states);
+* a value the book says is exact (a symbolic residual or limit) is glued rounded to at least
+  4 significant digits, so "equal" means within :data:`ROUNDING` (half a unit in the 4th
+  significant digit, relative).
+"""
+from __future__ import annotations
+
+import ast
+import json
+import math
+import pathlib
+from dataclasses import dataclass, field
+from typing import Callable, Mapping
+
+__all__ = ["VERDICTS", "ROUNDING", "Verdict", "Claim", "CLAIMS", "read_evidence",
+           "evaluate", "markdown_table"]
+
+#: the only verdict words
+VERDICTS = ("holds", "holds with correction", "does not hold", "open")
+
+#: relative tolerance of a glued exact value (rounded to >= 4 significant digits)
+ROUNDING = 5e-4
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A verdict word (one of :data:`VERDICTS`) and the one-line computed reason."""
+    word: str
+    reason: str
+
+    def __post_init__(self):
+        if self.word not in VERDICTS:
+            raise ValueError(f"verdict word must be one of {VERDICTS}, got {self.word!r}")
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One claim of the card: ``id`` (a MyST target, ``claim-...``), a short ``title``, the
+    ``sentence``, where its evidence is (``sources``: (chapter document, label) pairs; an
+    empty label means the chapter's "Evidence for the ledger" section), the evidence names
+    the rule needs (``keys``) and the ``rule`` (evidence dict -> :class:`Verdict`)."""
+    id: str
+    title: str
+    sentence: str
+    sources: tuple[tuple[str, str], ...]
+    keys: tuple[str, ...]
+    rule: Callable[[Mapping[str, float]], Verdict] = field(repr=False)
+
+    def __post_init__(self):
+        if not self.id.startswith("claim-"):
+            raise ValueError(f"claim id must start with 'claim-', got {self.id!r}")
+
+    def verdict(self, evidence: Mapping[str, float]) -> Verdict:
+        """The rule's verdict, or ``open`` when any of ``keys`` is missing from ``evidence``."""
+        missing = [k for k in self.keys if k not in evidence]
+        if missing:
+            return Verdict("open", "evidence not in the book yet: " + _names(missing))
+        return self.rule(evidence)
+
+
+def _names(keys) -> str:
+    """``a, b, c, c_lo, c_hi`` -> ``a, b, c(_lo, _hi)``: missing names, shortly."""
+    keys, out = list(keys), []
+    for k in keys:
+        if k.endswith(("_lo", "_hi")) and k[:-3] in keys and f"{k[:-3]}_lo" in keys and f"{k[:-3]}_hi" in keys:
+            continue
+        both = f"{k}_lo" in keys and f"{k}_hi" in keys
+        out.append(f"{k}(_lo, _hi)" if both else k)
+    return ", ".join(out)
+
+
+# --------------------------------------------------------------------------------------
+# reading the evidence
+# --------------------------------------------------------------------------------------
+
+def _glued_float(text: str, name: str) -> float:
+    text = text.strip()
+    if text in ("inf", "-inf", "nan"):
+        return float(text)
+    try:
+        value = ast.literal_eval(text)
+    except (ValueError, SyntaxError) as exc:
+        raise ValueError(f"glued evidence {name!r} is not a number: {text!r}") from exc
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError(f"glued evidence {name!r} is not a number: {text!r}")
+    return float(value)
+
+
+def read_evidence(chapters="chapters", prefix: str = "ev_") -> dict[str, float]:
+    """Glued values named ``prefix*`` in the stored outputs of ``chapters/*.ipynb``.
+
+    ``chapters`` is a folder, or an iterable of notebook paths. myst-nb's ``glue`` stores a
+    value as a display output whose metadata carries ``scrapbook: {name, mime_prefix}`` and
+    whose data holds ``<mime_prefix>text/plain``: the repr of the value. Returns
+    ``{name: float}``; a name glued by two notebooks, or a value that is not a number,
+    raises ``ValueError`` naming it.
+    """
+    if isinstance(chapters, (str, pathlib.Path)):
+        folder = pathlib.Path(chapters)
+        if not folder.is_dir():
+            raise ValueError(f"chapters must be a folder of notebooks, got {str(folder)!r}")
+        paths = sorted(folder.glob("*.ipynb"))
+    else:
+        paths = [pathlib.Path(p) for p in chapters]
+    evidence, source = {}, {}
+    for path in paths:
+        notebook = json.loads(path.read_text(encoding="utf-8"))
+        for cell in notebook.get("cells", []):
+            for output in cell.get("outputs", []) if cell.get("cell_type") == "code" else []:
+                scrap = output.get("metadata", {}).get("scrapbook")
+                if not scrap or not str(scrap.get("name", "")).startswith(prefix):
+                    continue
+                name = scrap["name"]
+                text = output.get("data", {}).get(scrap.get("mime_prefix", "") + "text/plain")
+                if text is None:
+                    raise ValueError(f"glued evidence {name!r} in {path.name} has no text/plain value")
+                if name in evidence and source[name] != path.name:
+                    raise ValueError(f"evidence {name!r} is glued by both {source[name]} and {path.name}")
+                evidence[name] = _glued_float("".join(text) if isinstance(text, list) else text, name)
+                source[name] = path.name
+    return evidence
+
+
+# --------------------------------------------------------------------------------------
+# helpers for the rules
+# --------------------------------------------------------------------------------------
+
+def _g(x: float) -> str:
+    return f"{x:.3g}"
+
+
+def _interval(ev, name):
+    return ev[name], ev[name + "_lo"], ev[name + "_hi"]
+
+
+def _iv(ev, name) -> str:
+    v, lo, hi = _interval(ev, name)
+    return f"{_g(v)} [{_g(lo)}, {_g(hi)}]"
+
+
+def _inside(x, ev, name) -> bool:
+    _, lo, hi = _interval(ev, name)
+    return lo <= x <= hi
+
+
+def _exp_keys(name):
+    return (name, name + "_lo", name + "_hi")
+
+
+def _reference(ev) -> tuple[float, str]:
+    """The theorem's exponent of omega_k^2: the fit of exact w_k^2 if glued, else -1."""
+    if "ev_init_exp_theory" in ev:
+        return ev["ev_init_exp_theory"], f"theory fit {_g(ev['ev_init_exp_theory'])}"
+    return -1.0, "theory -1"
+
+
+# --------------------------------------------------------------------------------------
+# the rules, one per claim
+# --------------------------------------------------------------------------------------
+
+def rule_omega_formula(ev) -> Verdict:
+    """Theorem 3.3. ``does not hold`` if SymPy's residual of the closed form is not 0
+    (|residual| > ROUNDING) or the Monte Carlo at d = 4096 departs (max z > z_crit);
+    ``holds`` if even at d = 16 the raw formula agrees (max z <= z_crit); ``holds with
+    correction`` if at d = 16 only the formula with its 1/d correction agrees; else
+    ``does not hold``."""
+    z = ev["ev_thm33_z_crit"]
+    if abs(ev["ev_thm33_symbolic_residual"]) > ROUNDING:
+        return Verdict("does not hold", f"SymPy residual of the closed form {_g(ev['ev_thm33_symbolic_residual'])} != 0")
+    if ev["ev_thm33_maxz_large_d"] > z:
+        return Verdict("does not hold", f"Monte Carlo at d=4096 departs: max z {_g(ev['ev_thm33_maxz_large_d'])} > {_g(z)}")
+    head = f"proved in SymPy; d=4096 max z {_g(ev['ev_thm33_maxz_large_d'])} <= {_g(z)}"
+    raw, cor = ev["ev_thm33_maxz_raw_small_d"], ev["ev_thm33_maxz_corrected_small_d"]
+    if raw <= z:
+        return Verdict("holds", f"{head}; d=16 raw max z {_g(raw)} <= {_g(z)}")
+    bias = f" (relative bias {_g(ev['ev_thm33_rel_bias_d16'])})" if "ev_thm33_rel_bias_d16" in ev else ""
+    if cor <= z:
+        return Verdict("holds with correction",
+                       f"{head}; at d=16 the raw formula departs{bias} (max z {_g(raw)}), the 1/d-corrected one does not (max z {_g(cor)})")
+    return Verdict("does not hold", f"{head}; at d=16 even the 1/d-corrected formula departs: max z {_g(cor)} > {_g(z)}")
+
+
+def rule_mean_abs(ev) -> Verdict:
+    """Corollary 3.4. ``holds`` if lim sqrt(k) w_k = 1 (within ROUNDING), the remainder
+    constant C of |w_k - k^-1/2| <= C k^-3/2 is finite and positive, and the Monte Carlo of
+    E|.| agrees (max z <= z_crit); ``does not hold`` otherwise."""
+    lim, C = ev["ev_cor34_sqrtk_limit"], ev["ev_cor34_remainder_C"]
+    z, zc = ev["ev_cor34_maxz"], ev["ev_cor34_z_crit"]
+    if abs(lim - 1) > ROUNDING:
+        return Verdict("does not hold", f"lim sqrt(k) w_k = {_g(lim)}, not 1")
+    if not (0 < C < math.inf):
+        return Verdict("does not hold", f"no finite remainder constant (C = {_g(C)})")
+    if z > zc:
+        return Verdict("does not hold", f"Monte Carlo of E|.| departs: max z {_g(z)} > {_g(zc)}")
+    return Verdict("holds", f"lim sqrt(k) w_k = 1, |w_k - k^-1/2| <= {_g(C)} k^-3/2; Monte Carlo max z {_g(z)} <= {_g(zc)}")
+
+
+def rule_output(ev) -> Verdict:
+    """Corollary 3.5. ``does not hold`` if the Gaussian-model Monte Carlo departs (max z >
+    z_crit) or the constant is not finite and positive; otherwise ``holds``, unless the
+    random Pre-LN transformer of Chapter 6 is in the book and its fitted exponent of the
+    output change (squared, so -1 expected) excludes -1 from its interval: then ``holds
+    with correction``."""
+    z, zc, const = ev["ev_cor35_maxz"], ev["ev_cor35_z_crit"], ev["ev_cor35_const"]
+    if not (0 < const < math.inf):
+        return Verdict("does not hold", f"constant of the O(1/sqrt N) rate is {_g(const)}")
+    if z > zc:
+        return Verdict("does not hold", f"Monte Carlo departs: max z {_g(z)} > {_g(zc)}")
+    head = f"Gaussian model: constant {_g(const)}, max z {_g(z)} <= {_g(zc)}"
+    if all(k in ev for k in _exp_keys("ev_cor35_random_exp")):
+        if not _inside(-1.0, ev, "ev_cor35_random_exp"):
+            return Verdict("holds with correction",
+                           f"{head}; a random Pre-LN transformer gives exponent {_iv(ev, 'ev_cor35_random_exp')}, not -1")
+        return Verdict("holds", f"{head}; random Pre-LN transformer exponent {_iv(ev, 'ev_cor35_random_exp')} contains -1")
+    return Verdict("holds", head)
+
+
+def _fifth(ratio: float) -> bool:
+    """'About a fifth': 1/5 is the nearest unit fraction, i.e. 4.5 < 1/ratio < 5.5."""
+    return ratio > 0 and 4.5 < 1 / ratio < 5.5
+
+
+def rule_fifth(ev) -> Verdict:
+    """'At k = 24 the per-layer change is about a fifth of its value at k = 1'. A ratio is
+    "about a fifth" when 1/5 is its nearest unit fraction (4.5 < 1/ratio < 5.5). The ratio
+    w_24/w_1 is exact only in the embedding-counted convention (in the seed convention the
+    stream is zero at k = 1, so w_24/w_2 is its first valid ratio). ``holds`` if an exact
+    ratio in a valid convention is about a fifth; ``holds with correction`` if only the
+    asymptotic 1/sqrt(24) is, and every exact ratio is within a factor 2 of 1/5 (the card's
+    point, "not a thousandth", survives); else ``does not hold``."""
+    exact = {"embedding-counted w_24/w_1": ev["ev_fifth_ratio_embedding"],
+             "seed w_24/w_2": ev["ev_fifth_ratio_seed_k2"]}
+    listed = "; ".join(f"{k} = {_g(v)}" + (f" (1/{1 / v:.2g})" if v > 0 else "") for k, v in exact.items())
+    if any(_fifth(v) for v in exact.values()):
+        return Verdict("holds", listed)
+    approx = ev["ev_fifth_ratio_approx"]
+    if _fifth(approx) and all(0.1 <= v <= 0.4 for v in exact.values()):
+        return Verdict("holds with correction",
+                       f"only the asymptotic 1/sqrt(24) = {_g(approx)} is a fifth; exact: {listed}")
+    return Verdict("does not hold", f"no ratio is about 1/5: {listed}; 1/sqrt(24) = {_g(approx)}")
+
+
+def rule_independence(ev) -> Verdict:
+    """'The independence assumption is doing the work.' Needs the generalisations of
+    Chapter 5 verified (heteroscedastic and (r, c) Monte Carlo max z <= their z_crit;
+    otherwise ``open``: they cannot be used). Then, on trained Pre-LN (Chapter 7):
+    ``holds`` if a prediction that drops independence (heteroscedastic or (r, c)) has a
+    smaller mean relative error than the theorem's; ``does not hold`` if the theorem's
+    independent prediction is at least as good as both."""
+    for name in ("hetero", "rc"):
+        if ev[f"ev_{name}_maxz"] > ev[f"ev_{name}_z_crit"]:
+            return Verdict("open", f"Chapter 5's {name} model is not verified: max z {_g(ev[f'ev_{name}_maxz'])} > {_g(ev[f'ev_{name}_z_crit'])}")
+    t, h, rc = ev["ev_pred_relerr_theorem"], ev["ev_pred_relerr_hetero"], ev["ev_pred_relerr_rc"]
+    tail = f"mean |corr| between blocks {_g(ev['ev_block_corr_mean_abs'])}; relative error: theorem {_g(t)}, heteroscedastic {_g(h)}, (r, c) {_g(rc)}"
+    if min(h, rc) < t:
+        return Verdict("holds", "dropping independence predicts trained Pre-LN better: " + tail)
+    return Verdict("does not hold", "the independent theorem predicts trained Pre-LN as well as its generalisations: " + tail)
+
+
+def rule_init_vs_training(ev) -> Verdict:
+    """'It describes initialisation better than training.' On the same Pre-LN runs
+    (Chapter 7), the reference exponent (see module docstring) inside the at-init interval
+    and outside the trained one: ``holds``; inside both: ``does not hold`` (training
+    preserves the decay, the theory describes both); outside both but nearer the init
+    exponent: ``holds with correction``; otherwise ``does not hold``."""
+    ref, what = _reference(ev)
+    i_ok = _inside(ref, ev, "ev_init_exp_trainedruns_pre_ln")
+    t_ok = _inside(ref, ev, "ev_trained_exp_pre_ln")
+    line = f"{what}; at init {_iv(ev, 'ev_init_exp_trainedruns_pre_ln')}, trained {_iv(ev, 'ev_trained_exp_pre_ln')}"
+    if i_ok and not t_ok:
+        return Verdict("holds", line)
+    if i_ok and t_ok:
+        return Verdict("does not hold", "training preserves the predicted exponent: " + line)
+    nearer = abs(ev["ev_init_exp_trainedruns_pre_ln"] - ref) < abs(ev["ev_trained_exp_pre_ln"] - ref)
+    if not i_ok and not t_ok and nearer:
+        return Verdict("holds with correction", "neither interval holds the prediction, init is nearer: " + line)
+    return Verdict("does not hold", line)
+
+
+def rule_compensation(ev) -> Verdict:
+    """'A model could learn to compensate by scaling later blocks up.' Compensation
+    flattens the decay: ``holds`` if the trained Pre-LN exponent's interval lies wholly
+    above the at-init one (same runs, Chapter 7); ``does not hold`` if the intervals overlap
+    (training preserves the decay) or the trained one lies below (training amplifies it)."""
+    _, ilo, ihi = _interval(ev, "ev_init_exp_trainedruns_pre_ln")
+    _, tlo, thi = _interval(ev, "ev_trained_exp_pre_ln")
+    line = f"at init {_iv(ev, 'ev_init_exp_trainedruns_pre_ln')}, trained {_iv(ev, 'ev_trained_exp_pre_ln')}"
+    if tlo > ihi:
+        return Verdict("holds", "training flattens the decay: " + line)
+    if thi < ilo:
+        return Verdict("does not hold", "training steepens the decay: " + line)
+    return Verdict("does not hold", "training preserves the decay (intervals overlap): " + line)
+
+
+def rule_idle_blocks(ev) -> Verdict:
+    """'Later blocks contribute a vanishing share.' The loss increase from removing block k
+    of a trained Pre-LN model, fitted as k^p (Chapter 8): ``holds`` if the interval of p
+    lies below 0 (later blocks matter less); ``does not hold`` if it lies above 0;
+    ``open`` if it contains 0 (the ablations cannot tell)."""
+    _, lo, hi = _interval(ev, "ev_ablation_slope_pre_ln")
+    line = f"exponent of the ablation loss vs k {_iv(ev, 'ev_ablation_slope_pre_ln')}"
+    if hi < 0:
+        return Verdict("holds", line)
+    if lo > 0:
+        return Verdict("does not hold", "later blocks matter more: " + line)
+    return Verdict("open", "the interval contains 0: " + line)
+
+
+def rule_depth_cost(ev) -> Verdict:
+    """'Deep blocks cannot refine the representation', at the depth where it starts to cost
+    accuracy. ``holds`` if Chapter 8 finds a finite depth beyond which the Pre-LN validation
+    loss stops improving (finite upper end of its interval) and a fix beats Pre-LN at the
+    largest depth (the whole interval of best-fix minus Pre-LN loss below 0);
+    ``holds with correction`` if depth stops paying but no fix is better (the cost is not
+    the placement's); ``does not hold`` if more depth still pays (infinite or NaN depth)."""
+    d, lo, hi = _interval(ev, "ev_depth_stops_paying_pre_ln")
+    gap = _iv(ev, "ev_val_loss_gap_fix")
+    if not math.isfinite(hi) or not math.isfinite(d):
+        return Verdict("does not hold", f"validation loss still improves at the largest depth; best fix minus Pre-LN {gap}")
+    line = f"depth stops paying at {_iv(ev, 'ev_depth_stops_paying_pre_ln')}; best fix minus Pre-LN loss {gap}"
+    if ev["ev_val_loss_gap_fix_hi"] < 0:
+        return Verdict("holds", line)
+    return Verdict("holds with correction", "no fix is better at the largest depth: " + line)
+
+
+FIXES = ("peri_ln", "resi_dual")          # the card's "rearrangements": Peri-LN and ResiDual
+OTHER_FIXES = ("ln_scaling", "deepnorm", "mix_ln")
+
+
+def rule_fixes(ev) -> Verdict:
+    """'The fixes are rearrangements that escape the decay.' At initialisation (Chapter 6) a
+    placement escapes when its exponent interval lies wholly above Pre-LN's. ``holds`` if
+    both rearrangements (Peri-LN, ResiDual) escape; ``holds with correction`` if one does;
+    ``does not hold`` if neither. Other fixes (LN-Scaling, DeepNorm, Mix-LN) are reported
+    when glued."""
+    _, _, pre_hi = _interval(ev, "ev_init_exp_pre_ln")
+    escapes = {a: ev[f"ev_init_exp_{a}_lo"] > pre_hi for a in FIXES}
+    parts = [f"Pre-LN {_iv(ev, 'ev_init_exp_pre_ln')}"]
+    for a in FIXES + OTHER_FIXES:
+        if all(k in ev for k in _exp_keys(f"ev_init_exp_{a}")):
+            esc = ev[f"ev_init_exp_{a}_lo"] > pre_hi
+            parts.append(f"{a} {_iv(ev, f'ev_init_exp_{a}')}{' escapes' if esc else ''}")
+    line = "; ".join(parts)
+    n = sum(escapes.values())
+    return Verdict(("does not hold", "holds with correction", "holds")[n], line)
+
+
+def rule_gradients(ev) -> Verdict:
+    """'Pre-LN gradients reach the early blocks undamped, Post-LN's do not' (Chapter 6:
+    ratio of the gradient norm at the first block to the last, at initialisation).
+    Undamped means within a factor 2 of 1 (0.5 <= ratio <= 2). ``holds`` if Pre-LN's
+    ratio is undamped and Post-LN's is not; ``holds with correction`` if both are
+    undamped but Pre-LN's is nearer 1 (in log); ``does not hold`` otherwise."""
+    pre, post = ev["ev_grad_ratio_pre_ln"], ev["ev_grad_ratio_post_ln"]
+    undamped = lambda r: 0.5 <= r <= 2  # noqa: E731
+    line = f"first/last block gradient norm: Pre-LN {_g(pre)}, Post-LN {_g(post)}"
+    if undamped(pre) and not undamped(post):
+        return Verdict("holds", line)
+    if undamped(pre) and post > 0 and abs(math.log(pre)) < abs(math.log(post)):
+        return Verdict("holds with correction", "both undamped at this depth, Pre-LN nearer 1: " + line)
+    return Verdict("does not hold", line)
+
+
+def rule_pretrained(ev) -> Verdict:
+    """Real pretrained models (Chapter 9). The Pre-LN model (SmolLM2) is the test; its
+    interval is widened by the bound on the shift 4-bit quantisation causes
+    (``ev_quant_shift``). ``holds`` if the reference exponent lies in the widened
+    interval; ``holds with correction`` if the change still decays (upper end < 0) at
+    another rate; ``does not hold`` if it does not decay. Gemma-3 (sandwich) and MiniLM
+    (Post-LN) are reported beside it."""
+    ref, what = _reference(ev)
+    _, lo, hi = _interval(ev, "ev_pretrained_exp_smollm2")
+    q = abs(ev["ev_quant_shift"])
+    line = (f"{what}; SmolLM2 {_iv(ev, 'ev_pretrained_exp_smollm2')} (+/- {_g(q)} quantisation), "
+            f"Gemma-3 {_iv(ev, 'ev_pretrained_exp_gemma3')}, MiniLM {_iv(ev, 'ev_pretrained_exp_minilm')}")
+    if lo - q <= ref <= hi + q:
+        return Verdict("holds", line)
+    if hi + q < 0:
+        return Verdict("holds with correction", "decays at another rate: " + line)
+    return Verdict("does not hold", "no decay: " + line)
+
+
+def rule_promote(ev) -> Verdict:
+    """promote_when: the cheap measurement nobody published -- the per-layer change of
+    trained Pre-LN networks -- settles it. ``holds`` (promote) if the reference exponent
+    lies inside the trained Pre-LN interval (Chapter 7) and the pretrained SmolLM2 one
+    (Chapter 9, widened by the quantisation bound); ``holds with correction`` (promote with
+    the measured rate) if both decay (upper ends < 0) but not both at the predicted rate;
+    ``does not hold`` (do not promote) if either does not decay."""
+    ref, what = _reference(ev)
+    q = abs(ev["ev_quant_shift"])
+    _, tlo, thi = _interval(ev, "ev_trained_exp_pre_ln")
+    _, plo, phi = _interval(ev, "ev_pretrained_exp_smollm2")
+    line = f"{what}; trained Pre-LN {_iv(ev, 'ev_trained_exp_pre_ln')}, SmolLM2 {_iv(ev, 'ev_pretrained_exp_smollm2')} (+/- {_g(q)})"
+    if tlo <= ref <= thi and plo - q <= ref <= phi + q:
+        return Verdict("holds", "promote: " + line)
+    if thi < 0 and phi + q < 0:
+        return Verdict("holds with correction", "promote with the measured rate: " + line)
+    return Verdict("does not hold", "do not promote: " + line)
+
+
+CLAIMS: list[Claim] = [
+    Claim("claim-omega-formula", "Theorem 3.3: the variance of the change",
+          "If block outputs are independent N(0, sigma^2 I), LN(x^a_{k+1}) - LN(x^a_k) ~ N(0, omega_k^2 I) "
+          "with omega_k^2 = 2 / (sqrt(k) (sqrt(k-1) + sqrt(k))).",
+          (("chapters/02_theorem", "thm-omega"),),
+          ("ev_thm33_symbolic_residual", "ev_thm33_z_crit", "ev_thm33_maxz_large_d",
+                "ev_thm33_maxz_raw_small_d", "ev_thm33_maxz_corrected_small_d"), rule_omega_formula),
+    Claim("claim-mean-abs-rate", "Corollary 3.4: O(1/sqrt k) per coordinate",
+          "Per coordinate, E|LN(x^a_{k+1}) - LN(x^a_k)| is O(1/sqrt k).",
+          (("chapters/03_corollary_34", "cor-mean-abs"),),
+          ("ev_cor34_sqrtk_limit", "ev_cor34_remainder_C", "ev_cor34_maxz", "ev_cor34_z_crit"), rule_mean_abs),
+    Claim("claim-output-rate", "Corollary 3.5: O(1/sqrt N) at the output",
+          "Adding a block to an N-1 block model changes the normalised output by O(1/sqrt N).",
+          (("chapters/04_corollary_35", "cor-output"),),
+          ("ev_cor35_const", "ev_cor35_maxz", "ev_cor35_z_crit"), rule_output),
+    Claim("claim-fifth-at-24", "About a fifth at k = 24",
+          "At k = 24 the per-layer change is about a fifth of its value at k = 1, not a thousandth.",
+          (("chapters/03_corollary_34", "cor-mean-abs"),),
+          ("ev_fifth_ratio_seed", "ev_fifth_ratio_seed_k2", "ev_fifth_ratio_embedding",
+                "ev_fifth_ratio_approx"), rule_fifth),
+    Claim("claim-independence", "The independence assumption does the work",
+          "The independence assumption is doing the work: in a trained network block outputs are "
+          "neither Gaussian nor independent, and that correlation is what most likely changes the exponent.",
+          (("chapters/07_training", ""), ("chapters/05_beyond_independence", "")),
+          ("ev_hetero_maxz", "ev_hetero_z_crit", "ev_rc_maxz", "ev_rc_z_crit", "ev_block_corr_mean_abs",
+                "ev_pred_relerr_theorem", "ev_pred_relerr_hetero", "ev_pred_relerr_rc"), rule_independence),
+    Claim("claim-init-not-training", "Initialisation better than training",
+          "The theory describes a freshly initialised network better than a trained one.",
+          (("chapters/07_training", ""), ("chapters/06_initialisation", "")),
+          (*_exp_keys("ev_trained_exp_pre_ln"), *_exp_keys("ev_init_exp_trainedruns_pre_ln")),
+          rule_init_vs_training),
+    Claim("claim-compensation", "Training could compensate",
+          "A model could learn to compensate by scaling later blocks' outputs up.",
+          (("chapters/07_training", ""),),
+          (*_exp_keys("ev_trained_exp_pre_ln"), *_exp_keys("ev_init_exp_trainedruns_pre_ln")),
+          rule_compensation),
+    Claim("claim-idle-blocks", "Later blocks contribute a vanishing share",
+          "Later Pre-LN blocks contribute a vanishing share of the stream, so deep blocks idle.",
+          (("chapters/08_cost", ""),),
+          _exp_keys("ev_ablation_slope_pre_ln"), rule_idle_blocks),
+    Claim("claim-depth-cost", "The depth at which it costs accuracy",
+          "Deep Pre-LN blocks cannot refine the representation; the depth at which this starts to cost "
+          "accuracy is the practical question the card leaves open.",
+          (("chapters/08_cost", ""),),
+          (*_exp_keys("ev_depth_stops_paying_pre_ln"), *_exp_keys("ev_val_loss_gap_fix")), rule_depth_cost),
+    Claim("claim-fixes-escape", "The fixes are rearrangements that escape the decay",
+          "The fixes in the literature are rearrangements, not removals (Peri-LN, this paper's two streams), "
+          "and they escape the decay.",
+          (("chapters/06_initialisation", ""),),
+          tuple(k for a in ("pre_ln",) + FIXES for k in _exp_keys(f"ev_init_exp_{a}")), rule_fixes),
+    Claim("claim-gradients-undamped", "Pre-LN gradients are undamped",
+          "Because the residual path is never renormalised, gradients reach Pre-LN's early blocks undamped; "
+          "the gradient problem of Post-LN does not arise.",
+          (("chapters/06_initialisation", ""),),
+          ("ev_grad_ratio_pre_ln", "ev_grad_ratio_post_ln"), rule_gradients),
+    Claim("claim-pretrained", "Real pretrained models",
+          "A real pretrained Pre-LN model's per-layer change decays at the theorem's rate.",
+          (("chapters/09_pretrained", ""),),
+          (*_exp_keys("ev_pretrained_exp_smollm2"), *_exp_keys("ev_pretrained_exp_gemma3"),
+                *_exp_keys("ev_pretrained_exp_minilm"), "ev_quant_shift"), rule_pretrained),
+    Claim("claim-promote", "promote_when: the cheap measurement",
+          "Promote the theory when the cheap, unpublished measurement -- the per-layer change of trained "
+          "Pre-LN networks -- follows the predicted rate.",
+          (("chapters/07_training", ""), ("chapters/09_pretrained", "")),
+          (*_exp_keys("ev_trained_exp_pre_ln"), *_exp_keys("ev_pretrained_exp_smollm2"), "ev_quant_shift"),
+          rule_promote),
+]
+
+
+def evaluate(evidence: Mapping[str, float], claims=None) -> list[tuple[Claim, Verdict]]:
+    """Each claim with its verdict on ``evidence`` (default: :data:`CLAIMS`)."""
+    return [(c, c.verdict(evidence)) for c in (CLAIMS if claims is None else claims)]
+
+
+def markdown_table(rows) -> str:
+    """A Markdown table of ``evaluate(...)`` rows: claim, evidence, verdict, reason."""
+    esc = lambda s: str(s).replace("|", "\\|")  # noqa: E731
+    lines = ["| claim | evidence | verdict | reason |", "| --- | --- | --- | --- |"]
+    for claim, verdict in rows:
+        where = "; ".join(doc.split("/")[-1] + (f" `{label}`" if label else "") for doc, label in claim.sources)
+        lines.append(f"| `{claim.id}`: {esc(claim.title)} | {esc(where)} "
+                     f"| **{verdict.word}** | {esc(verdict.reason)} |")
+    return "\n".join(lines)

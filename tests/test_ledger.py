@@ -1,0 +1,192 @@
+"""The claims ledger: evidence is read from stored glue outputs, and verdicts follow it."""
+from __future__ import annotations
+
+import copy
+import json
+import math
+import pathlib
+import random
+import re
+
+import pytest
+
+from resdecay_lib import ledger
+from resdecay_lib.ledger import CLAIMS, VERDICTS, Verdict, evaluate, read_evidence
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+BY_ID = {c.id: c for c in CLAIMS}
+
+
+def _glue_output(name, value, display=True):
+    """A notebook output as myst_nb.glue writes it (display=False prefixes the mime type)."""
+    prefix = "" if display else "application/papermill.record/"
+    return {"output_type": "display_data", "data": {prefix + "text/plain": repr(value)},
+            "metadata": {"scrapbook": {"name": name, "mime_prefix": prefix}}}
+
+
+def _notebook(path, outputs):
+    nb = {"cells": [{"cell_type": "code", "execution_count": 1, "id": "c1", "metadata": {},
+                     "source": "glue(...)", "outputs": outputs},
+                    {"cell_type": "markdown", "id": "m1", "metadata": {}, "source": "text"}],
+          "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    path.write_text(json.dumps(nb))
+    return path
+
+
+THEOREM_OK = {"ev_thm33_symbolic_residual": 0.0, "ev_thm33_z_crit": 3.5, "ev_thm33_maxz_large_d": 2.1,
+              "ev_thm33_maxz_raw_small_d": 9.0, "ev_thm33_maxz_corrected_small_d": 1.9,
+              "ev_thm33_rel_bias_d16": -0.031}
+
+
+def test_read_evidence_takes_only_ev_glue_from_stored_outputs(tmp_path):
+    _notebook(tmp_path / "a.ipynb", [_glue_output("ev_x", 0.25), _glue_output("w24", 0.04),
+                                     _glue_output("ev_y", -1.02, display=False),
+                                     {"output_type": "stream", "name": "stdout", "text": "ev_z 3\n"}])
+    _notebook(tmp_path / "b.ipynb", [_glue_output("ev_z", 3), _glue_output("ev_inf", float("inf"))])
+    ev = read_evidence(tmp_path)
+    assert ev == {"ev_x": 0.25, "ev_y": -1.02, "ev_z": 3.0, "ev_inf": math.inf}
+    assert all(type(v) is float for v in ev.values())
+
+
+def test_read_evidence_rejects_duplicates_and_non_numbers(tmp_path):
+    _notebook(tmp_path / "a.ipynb", [_glue_output("ev_x", 1.0)])
+    _notebook(tmp_path / "b.ipynb", [_glue_output("ev_x", 2.0)])
+    with pytest.raises(ValueError, match="ev_x.*both"):
+        read_evidence(tmp_path)
+    with pytest.raises(ValueError, match="ev_s.*not a number"):
+        read_evidence([_notebook(tmp_path / "c.ipynb", [_glue_output("ev_s", "holds")])])
+    with pytest.raises(ValueError, match="chapters must be a folder"):
+        read_evidence(tmp_path / "missing")
+
+
+def test_missing_evidence_makes_every_claim_open_with_the_missing_names():
+    for claim, verdict in evaluate({}):
+        assert verdict.word == "open"
+        assert verdict.reason.startswith("evidence not in the book yet: ")
+        assert claim.keys[0] in verdict.reason
+
+
+def test_claims_are_unique_documented_and_cover_the_card():
+    ids = [c.id for c in CLAIMS]
+    assert len(ids) == len(set(ids))
+    assert {"claim-omega-formula", "claim-mean-abs-rate", "claim-output-rate", "claim-fifth-at-24",
+            "claim-independence", "claim-init-not-training", "claim-compensation", "claim-idle-blocks",
+            "claim-depth-cost", "claim-fixes-escape", "claim-gradients-undamped", "claim-pretrained",
+            "claim-promote"} <= set(ids)
+    for c in CLAIMS:
+        assert re.fullmatch(r"claim-[a-z0-9-]+", c.id)
+        assert c.rule.__doc__ and len(c.rule.__doc__) > 80, f"{c.id}: rule needs its thresholds documented"
+        assert all(k.startswith("ev_") for k in c.keys) and c.sources
+
+
+def test_every_rule_gives_a_valid_verdict_on_any_evidence():
+    rng = random.Random(0)
+    for _ in range(200):
+        ev = {k: rng.choice([rng.uniform(-3, 3), 0.0, 1.0, -1.0, rng.uniform(0, 10)])
+              for c in CLAIMS for k in c.keys}
+        for claim, verdict in evaluate(ev):
+            assert verdict.word in VERDICTS and verdict.reason and "\n" not in verdict.reason
+
+
+def test_verdict_word_must_be_one_of_the_four():
+    with pytest.raises(ValueError, match="verdict word"):
+        Verdict("probably", "")
+
+
+def test_theorem_verdict_follows_the_small_width_evidence():
+    claim = BY_ID["claim-omega-formula"]
+    assert claim.verdict(THEOREM_OK).word == "holds with correction"
+    assert claim.verdict({**THEOREM_OK, "ev_thm33_maxz_raw_small_d": 2.0}).word == "holds"
+    assert claim.verdict({**THEOREM_OK, "ev_thm33_maxz_corrected_small_d": 5.0}).word == "does not hold"
+    assert claim.verdict({**THEOREM_OK, "ev_thm33_maxz_large_d": 4.0}).word == "does not hold"
+    assert claim.verdict({**THEOREM_OK, "ev_thm33_symbolic_residual": 0.01}).word == "does not hold"
+
+
+def test_fifth_at_24_verdict_from_the_exact_ratios():
+    from resdecay_lib.theory import omega
+    w = lambda k, e=False: float(omega(k, embedding_counted=e))  # noqa: E731
+    ev = {"ev_fifth_ratio_seed": math.sqrt(float(ledger_omega_sq(24)) / 2.0),
+          "ev_fifth_ratio_seed_k2": w(24) / w(2), "ev_fifth_ratio_embedding": w(24, True) / w(1, True),
+          "ev_fifth_ratio_approx": 24 ** -0.5}
+    claim = BY_ID["claim-fifth-at-24"]
+    assert claim.verdict(ev).word == "holds with correction"   # exact ratios are about 1/4
+    assert claim.verdict({**ev, "ev_fifth_ratio_embedding": 0.2}).word == "holds"
+    assert claim.verdict({**ev, "ev_fifth_ratio_approx": 0.001}).word == "does not hold"
+
+
+def ledger_omega_sq(k):
+    from resdecay_lib.theory import omega_sq
+    return omega_sq(k)
+
+
+def _exp(name, v, lo, hi):
+    return {name: v, name + "_lo": lo, name + "_hi": hi}
+
+
+def test_training_verdicts_follow_the_trained_exponent():
+    init = _exp("ev_init_exp_trainedruns_pre_ln", -1.0, -1.1, -0.9)
+    same = {**init, **_exp("ev_trained_exp_pre_ln", -0.98, -1.05, -0.9)}
+    flat = {**init, **_exp("ev_trained_exp_pre_ln", -0.5, -0.6, -0.4)}
+    steep = {**init, **_exp("ev_trained_exp_pre_ln", -1.6, -1.7, -1.5)}
+    v = lambda cid, ev: BY_ID[cid].verdict(ev).word  # noqa: E731
+    assert v("claim-init-not-training", same) == "does not hold"
+    assert v("claim-init-not-training", flat) == "holds"
+    assert v("claim-compensation", same) == "does not hold"
+    assert v("claim-compensation", flat) == "holds"
+    assert v("claim-compensation", steep) == "does not hold"
+    assert "steepens" in BY_ID["claim-compensation"].verdict(steep).reason
+    # the reference is the fit of exact w_k^2 when the book glues it
+    assert v("claim-init-not-training", {**same, "ev_init_exp_theory": -0.5}) == "does not hold"
+
+
+def test_fixes_and_pretrained_and_promote_verdicts_change_with_evidence():
+    pre = _exp("ev_init_exp_pre_ln", -1.0, -1.1, -0.9)
+    esc = {**pre, **_exp("ev_init_exp_peri_ln", -0.2, -0.3, -0.1), **_exp("ev_init_exp_resi_dual", 0.0, -0.1, 0.1)}
+    half = {**esc, **_exp("ev_init_exp_resi_dual", -1.0, -1.1, -0.95)}
+    none = {**half, **_exp("ev_init_exp_peri_ln", -1.0, -1.1, -0.95)}
+    words = [BY_ID["claim-fixes-escape"].verdict(e).word for e in (esc, half, none)]
+    assert words == ["holds", "holds with correction", "does not hold"]
+
+    pt = {**_exp("ev_pretrained_exp_smollm2", -0.8, -0.85, -0.75), **_exp("ev_pretrained_exp_gemma3", 0, -.1, .1),
+          **_exp("ev_pretrained_exp_minilm", 0, -.1, .1), "ev_quant_shift": 0.05}
+    assert BY_ID["claim-pretrained"].verdict(pt).word == "holds with correction"
+    assert BY_ID["claim-pretrained"].verdict({**pt, "ev_quant_shift": 0.2}).word == "holds"
+    assert BY_ID["claim-pretrained"].verdict({**pt, "ev_pretrained_exp_smollm2_hi": 0.1}).word == "does not hold"
+    tr = {**pt, **_exp("ev_trained_exp_pre_ln", -1.0, -1.1, -0.9)}
+    assert BY_ID["claim-promote"].verdict(tr).word == "holds with correction"
+    assert BY_ID["claim-promote"].verdict({**tr, "ev_quant_shift": 0.2}).word == "holds"
+    assert BY_ID["claim-promote"].verdict({**tr, "ev_trained_exp_pre_ln_hi": 0.3}).word == "does not hold"
+
+
+def test_a_modified_copy_of_a_stored_output_changes_the_verdict(tmp_path):
+    """The whole path: a chapter's stored glue output -> evidence -> verdict."""
+    outputs = [_glue_output(k, v) for k, v in THEOREM_OK.items()]
+    nb = _notebook(tmp_path / "02_theorem.ipynb", outputs)
+    before = dict(evaluate(read_evidence(tmp_path)))
+    changed = json.loads(nb.read_text())
+    for out in changed["cells"][0]["outputs"]:
+        if out["metadata"]["scrapbook"]["name"] == "ev_thm33_maxz_raw_small_d":
+            out["data"]["text/plain"] = "1.2"
+    copy_dir = tmp_path / "copy"
+    copy_dir.mkdir()
+    (copy_dir / "02_theorem.ipynb").write_text(json.dumps(changed))
+    after = dict(evaluate(read_evidence(copy_dir)))
+    claim = BY_ID["claim-omega-formula"]
+    assert before[claim].word == "holds with correction"
+    assert after[claim].word == "holds"
+    assert before[BY_ID["claim-fifth-at-24"]].word == after[BY_ID["claim-fifth-at-24"]].word == "open"
+
+
+def test_the_book_evidence_reads_and_every_claim_gets_a_verdict():
+    ev = read_evidence(ROOT / "chapters")
+    rows = evaluate(ev)
+    assert len(rows) == len(CLAIMS)
+    table = ledger.markdown_table(rows)
+    assert table.count("\n") == len(CLAIMS) + 1
+    assert all(f"`{c.id}`" in table for c in CLAIMS)
+
+
+def test_markdown_table_escapes_pipes():
+    claim = copy.copy(CLAIMS[0])
+    table = ledger.markdown_table([(claim, Verdict("open", "a | b"))])
+    assert "a \\| b" in table
