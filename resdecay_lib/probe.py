@@ -27,7 +27,10 @@ standard error is the standard deviation of the per-sequence means over sqrt(B).
 
 Everything is computed from per-token float64 sums (sum x, ||x||^2, <x_k, x_{k+1}>): the
 product of two float32 numbers is exact in float64, so the only rounding is float64
-accumulation, and the metrics cost a few passes over the stream.
+accumulation, and the metrics cost about one pass over the stream. The price is
+cancellation in ||x_{k+1} - x_k||^2 = ||x_k||^2 + ||x_{k+1}||^2 - 2 <x_k, x_{k+1}>: its
+relative error is at most about 4 D eps_64 / r_k^2 (eps_64 = 1.1e-16), i.e. 1e-10 at
+D = 1024 and r_k = 1e-2, 1e-2 only when a block changes the stream by r_k ~ 1e-6.
 """
 from __future__ import annotations
 
@@ -198,6 +201,31 @@ def sublayer_stream(model: nn.Module, inputs) -> torch.Tensor:
 
 # ----------------------------------------------------------------------------- metrics
 
+#: tokens per chunk of the Gram computation: [L+1, chunk, D] float64 stays cache-sized
+_CHUNK = 128
+
+
+def _token_sums(x: torch.Tensor):
+    """Per-token float64 sums of a stream [L+1, N, D] (float32 or any float).
+
+    Returns sum_i x_ki (L+1, N), ||x_k||^2 (L+1, N) and <x_k, x_{k+1}> (L, N), float64.
+    One chunk of tokens at a time: convert to float64 (exact), Gram matrix of the L+1
+    states of each token by a batched matmul (float32 x float32 products are exact in
+    float64; the sums carry float64 rounding only), so the cost is one pass over the stream.
+    """
+    L1, N, D = x.shape
+    s = torch.empty(N, L1, dtype=torch.float64)
+    q = torch.empty(N, L1, dtype=torch.float64)
+    c = torch.empty(N, max(L1 - 1, 0), dtype=torch.float64)
+    for i in range(0, N, _CHUNK):
+        a = x[:, i:i + _CHUNK].transpose(0, 1).to(torch.float64, memory_format=torch.contiguous_format)
+        g = torch.bmm(a, a.transpose(1, 2))            # (n, L+1, L+1)
+        s[i:i + _CHUNK] = a.sum(-1)
+        q[i:i + _CHUNK] = g.diagonal(dim1=1, dim2=2)
+        c[i:i + _CHUNK] = g.diagonal(offset=1, dim1=1, dim2=2)
+    return s.T, q.T, c.T
+
+
 @dataclass(frozen=True)
 class LayerChange:
     """Per-layer statistics of a stream [L+1, B, T, D]; arrays of length L, float64.
@@ -254,13 +282,8 @@ def layer_change(stream: torch.Tensor, mask=None, eps: float = LN_EPS) -> LayerC
         raise ValueError(f"stream must be floating point, got {stream.dtype}")
     x = stream.detach().to("cpu")
 
-    # per-token float64 sums; float32 x float32 products are exact in float64
-    x64 = x.double()
-    s = x64.sum(-1)                                      # (L+1, B, T)   sum of coordinates
-    q = torch.linalg.vecdot(x64, x64)                    # (L+1, B, T)   ||x_k||^2
-    c = torch.linalg.vecdot(x64[:-1], x64[1:])           # (L, B, T)     <x_k, x_{k+1}>
-    del x64
-    s, q, c = s.numpy(), q.numpy(), c.numpy()
+    s, q, c = _token_sums(x.reshape(L1, B * T, D))
+    s, q, c = (v.reshape(-1, B, T).numpy() for v in (s, q, c))
 
     qa, qb = q[:-1], q[1:]
     na, nb = np.sqrt(qa), np.sqrt(qb)
