@@ -34,8 +34,8 @@ import pathlib
 from dataclasses import dataclass, field
 from typing import Callable, Mapping
 
-__all__ = ["VERDICTS", "ROUNDING", "Verdict", "Claim", "CLAIMS", "read_evidence",
-           "evaluate", "markdown_table"]
+__all__ = ["VERDICTS", "ROUNDING", "Verdict", "Claim", "CLAIMS", "PROMOTION", "read_evidence",
+           "book_notebooks", "evaluate", "evidence_markdown", "markdown_table"]
 
 #: the only verdict words
 VERDICTS = ("holds", "holds with correction", "does not hold", "open")
@@ -495,12 +495,75 @@ def evaluate(evidence: Mapping[str, float], claims=None) -> list[tuple[Claim, Ve
     return [(c, c.verdict(evidence)) for c in (CLAIMS if claims is None else claims)]
 
 
-def markdown_table(rows) -> str:
-    """A Markdown table of ``evaluate(...)`` rows: claim, evidence, verdict, reason."""
+#: what a verdict of ``claim-promote`` says about the card's status (Proposed)
+PROMOTION = {
+    "holds": "The measurements support promoting the theory from Proposed: trained and pretrained "
+             "Pre-LN networks follow the predicted rate.",
+    "holds with correction": "Promote the theory with a correction: the per-layer change of trained and "
+                             "pretrained Pre-LN networks decays, but at the measured rate, not the theorem's.",
+    "does not hold": "Do not promote the theory: a trained or pretrained Pre-LN network's per-layer "
+                     "change does not decay as predicted.",
+    "open": "The theory stays Proposed: the measurement promote_when asks for is not in the book yet.",
+}
+
+_REF_ROLE = {"thm": "prf:ref", "cor": "prf:ref", "lem": "prf:ref", "def": "prf:ref", "prop": "prf:ref",
+             "fig": "numref", "tbl": "numref", "eq": "eq"}
+
+
+def _toc_documents(root: pathlib.Path) -> set[str]:
+    import yaml
+    toc = yaml.safe_load((root / "_toc.yml").read_text())
+    docs = {toc["root"]}
+    for part in toc.get("parts", []):
+        docs.update(c["file"] for c in part.get("chapters", []))
+    docs.update(c["file"] for c in toc.get("chapters", []))
+    return docs
+
+
+def book_notebooks(root) -> list[pathlib.Path]:
+    """The notebooks of the book: the ``.ipynb`` documents of ``root``'s ``_toc.yml``, in
+    order (a chapter that exists but is not in the table of contents is not in the book)."""
+    root = pathlib.Path(root)
+    toc = sorted(_toc_documents(root))
+    return [root / f"{doc}.ipynb" for doc in toc if (root / f"{doc}.ipynb").exists()]
+
+
+def _defines(root: pathlib.Path, doc: str, label: str) -> bool:
+    """Whether the source of ``doc`` defines ``label`` (a :label:, :name:, (target)= or (eq))."""
+    text = "".join(p.read_text(encoding="utf-8") for p in (root / f"{doc}.ipynb", root / f"{doc}.md") if p.exists())
+    return any(pat in text for pat in (f":label: {label}", f":name: {label}", f"({label})=", f"$$ ({label})"))
+
+
+def evidence_markdown(claim: Claim, root) -> str:
+    """MyST Markdown naming where ``claim``'s evidence is, with a cross-reference for each
+    chapter that is in ``root``'s ``_toc.yml`` and each label that chapter defines, and
+    plain text for the rest (so the book never links to what is not there yet)."""
+    root = pathlib.Path(root)
+    docs = _toc_documents(root)
+    parts = []
+    for doc, label in claim.sources:
+        if doc not in docs:
+            parts.append(f"`{doc}` (not in the book yet)")
+            continue
+        where = f"{{doc}}`/{doc}`"
+        if label and _defines(root, doc, label):
+            role = _REF_ROLE.get(label.split("-")[0], "ref")
+            where = f"{{{role}}}`{label}` in " + where
+        elif label:
+            where = f"`{label}` (not in the chapter yet) in " + where
+        parts.append(where)
+    return "; ".join(parts)
+
+
+def markdown_table(rows, link: bool = True) -> str:
+    """A MyST Markdown table of ``evaluate(...)`` rows: claim, verdict, computed reason.
+
+    With ``link`` the claim cell is a ``{ref}`` to the claim's target (the ``claim-...``
+    label the verdict chapter defines); the evidence chapter follows in parentheses."""
     esc = lambda s: str(s).replace("|", "\\|")  # noqa: E731
-    lines = ["| claim | evidence | verdict | reason |", "| --- | --- | --- | --- |"]
+    lines = ["| claim | verdict | reason |", "| --- | --- | --- |"]
     for claim, verdict in rows:
-        where = "; ".join(doc.split("/")[-1] + (f" `{label}`" if label else "") for doc, label in claim.sources)
-        lines.append(f"| `{claim.id}`: {esc(claim.title)} | {esc(where)} "
-                     f"| **{verdict.word}** | {esc(verdict.reason)} |")
+        where = ", ".join(dict.fromkeys(doc.split("/")[-1] for doc, _ in claim.sources))
+        name = f"{{ref}}`{esc(claim.title)} <{claim.id}>`" if link else f"`{claim.id}` {esc(claim.title)}"
+        lines.append(f"| {name} ({esc(where)}) | **{verdict.word}** | {esc(verdict.reason)} |")
     return "\n".join(lines)

@@ -183,7 +183,7 @@ def test_the_book_evidence_reads_and_every_claim_gets_a_verdict():
     assert len(rows) == len(CLAIMS)
     table = ledger.markdown_table(rows)
     assert table.count("\n") == len(CLAIMS) + 1
-    assert all(f"`{c.id}`" in table for c in CLAIMS)
+    assert all(f"<{c.id}>`" in table for c in CLAIMS)
 
 
 def test_markdown_table_escapes_pipes():
