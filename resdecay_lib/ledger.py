@@ -57,8 +57,8 @@ class Verdict:
 
 @dataclass(frozen=True)
 class Claim:
-    """One claim of the card: ``id`` (a MyST target, ``claim-...``), a short ``title``, the
-    ``sentence``, where its evidence is (``sources``: (chapter document, label) pairs; an
+    """One claim of the card: ``id`` (a MyST target, ``claim-...``), a short plain-text
+    ``title``, the ``sentence`` (MyST Markdown, math in ``$...$``), where its evidence is (``sources``: (chapter document, label) pairs; an
     empty label means the chapter's "Evidence for the ledger" section), the evidence names
     the rule needs (``keys``) and the ``rule`` (evidence dict -> :class:`Verdict`)."""
     id: str
@@ -423,21 +423,22 @@ def rule_promote(ev) -> Verdict:
 
 CLAIMS: list[Claim] = [
     Claim("claim-omega-formula", "Theorem 3.3: the variance of the change",
-          "If block outputs are independent N(0, sigma^2 I), LN(x^a_{k+1}) - LN(x^a_k) ~ N(0, omega_k^2 I) "
-          "with omega_k^2 = 2 / (sqrt(k) (sqrt(k-1) + sqrt(k))).",
+          r"If the block outputs are independent, $x^f_k \sim N(0, \sigma^2 I)$, then "
+          r"$\mathrm{LN}(x^a_{k+1}) - \mathrm{LN}(x^a_k) \sim N(0, \omega_k^2 I)$ with "
+          r"$\omega_k^2 = 2 / (\sqrt{k}\,(\sqrt{k-1} + \sqrt{k}))$.",
           (("chapters/02_theorem", "thm-omega"),),
           ("ev_thm33_symbolic_residual", "ev_thm33_z_crit", "ev_thm33_maxz_large_d",
                 "ev_thm33_maxz_raw_small_d", "ev_thm33_maxz_corrected_small_d"), rule_omega_formula),
-    Claim("claim-mean-abs-rate", "Corollary 3.4: O(1/sqrt k) per coordinate",
-          "Per coordinate, E|LN(x^a_{k+1}) - LN(x^a_k)| is O(1/sqrt k).",
+    Claim("claim-mean-abs-rate", "Corollary 3.4: O(1/√k) per coordinate",
+          r"Per coordinate, $E|\mathrm{LN}(x^a_{k+1}) - \mathrm{LN}(x^a_k)| = O(1/\sqrt{k})$.",
           (("chapters/03_corollary_34", "cor-mean-abs"),),
           ("ev_cor34_sqrtk_limit", "ev_cor34_remainder_C", "ev_cor34_maxz", "ev_cor34_z_crit"), rule_mean_abs),
-    Claim("claim-output-rate", "Corollary 3.5: O(1/sqrt N) at the output",
-          "Adding a block to an N-1 block model changes the normalised output by O(1/sqrt N).",
+    Claim("claim-output-rate", "Corollary 3.5: O(1/√N) at the output",
+          r"Adding a block to an $N-1$ block model changes the normalised output by $O(1/\sqrt{N})$.",
           (("chapters/04_corollary_35", "cor-output"),),
           ("ev_cor35_const", "ev_cor35_maxz", "ev_cor35_z_crit"), rule_output),
     Claim("claim-fifth-at-24", "About a fifth at k = 24",
-          "At k = 24 the per-layer change is about a fifth of its value at k = 1, not a thousandth.",
+          "At $k = 24$ the per-layer change is about a fifth of its value at $k = 1$, not a thousandth.",
           (("chapters/03_corollary_34", "cor-mean-abs"),),
           ("ev_fifth_ratio_seed", "ev_fifth_ratio_seed_k2", "ev_fifth_ratio_embedding",
                 "ev_fifth_ratio_approx"), rule_fifth),

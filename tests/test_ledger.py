@@ -190,3 +190,11 @@ def test_markdown_table_escapes_pipes():
     claim = copy.copy(CLAIMS[0])
     table = ledger.markdown_table([(claim, Verdict("open", "a | b"))])
     assert "a \\| b" in table
+
+
+def test_verdict_chapter_has_a_section_per_claim_titled_as_the_ledger():
+    """The prose of Chapter 10 and the library name the same claims, in the same order."""
+    nb = json.loads((ROOT / "chapters" / "10_verdict.ipynb").read_text())
+    text = "\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown")
+    sections = re.findall(r"^\((claim-[\w-]+)\)=\n### (.+)$", text, re.M)
+    assert sections == [(c.id, c.title) for c in CLAIMS]
