@@ -82,6 +82,313 @@ def omega_sq(k, embedding_counted: bool = False) -> sp.Expr:
 # (insert Chapter 2 code below this line; extend __all__ with `__all__ += [...]`)
 # ======================================================================================
 
+import functools
+from dataclasses import dataclass
+
+from sympy.utilities.iterables import multiset_partitions
+
+__all__ += ["Derivation", "derive_omega_sq", "layer_norm_identity_residual",
+            "layer_norm_eps_error", "correlation_rho", "expected_cos_series",
+            "expected_cos_exact", "expected_cos_exact_series", "omega_sq_finite_d", "omega_sq_exact_d", "eps_bias_bound"]
+
+
+@dataclass(frozen=True)
+class Derivation:
+    """Theorem 3.3 as SymPy reaches it from the assumptions.
+
+    steps : tuple of (description, SymPy expression), in order
+    closed_form : the simplified variance per coordinate SymPy reaches
+    residual : ``simplify(closed_form - omega_sq(k))``; the theorem is proved when it is 0
+    k, sigma : the symbols used (k > 0, sigma > 0)
+    """
+    steps: tuple
+    closed_form: sp.Expr
+    residual: sp.Expr
+    k: sp.Symbol
+    sigma: sp.Symbol
+
+
+def derive_omega_sq(embedding_counted: bool = False) -> Derivation:
+    r"""Derive Theorem 3.3 from its assumptions and prove the paper's closed form.
+
+    Assumptions (Xie et al. 2023, section 3.2): block outputs x^f_j ~ N(0, sigma^2 I),
+    independent over j; the stream x^a_k is their running sum (k - 1 summands in the seed
+    convention, k with the embedding counted); LN is the idealised x / sqrt(var x) of the
+    paper (no centring, no eps; the population variance, not a sample's).
+
+    Each coordinate of LN(x^a_{k+1}) - LN(x^a_k) = c_S S + c_F F is linear in the two
+    independent zero-mean variables S = x^a_k and F = x^f_k, so its variance is
+    c_S^2 var S + c_F^2 var F (independence kills the cross term). SymPy computes the
+    coefficients, the variance and its simplification; ``residual`` is the difference
+    from :func:`omega_sq`, simplified (0 proves the closed form for every k > 0 where
+    both sides are defined, not at sampled values).
+
+    >>> derive_omega_sq().residual
+    0
+    """
+    if not isinstance(embedding_counted, bool):
+        raise TypeError(f"embedding_counted must be True or False, got {embedding_counted!r}")
+    k = sp.Symbol("k", positive=True)
+    sigma = sp.Symbol("sigma", positive=True)
+    j = sp.Symbol("j", integer=True)
+    S, F = sp.symbols("S F")   # one coordinate of x^a_k and of x^f_k (independent, mean 0)
+    first = 0 if embedding_counted else 1   # the embedding is summand j = 0
+    var_S = sp.Sum(sigma**2, (j, first, k - 1)).doit()
+    var_next = sp.simplify(var_S + sigma**2)            # var(x^a_{k+1}) = var(S + F)
+    ln_k = S / sp.sqrt(var_S)                          # idealised LN(x^a_k)
+    ln_next = (S + F) / sp.sqrt(var_next)              # idealised LN(x^a_{k+1})
+    delta = sp.expand(ln_next - ln_k)
+    c_S, c_F = delta.coeff(S), delta.coeff(F)
+    assert sp.expand(delta - c_S * S - c_F * F) == 0   # linear in (S, F), nothing else
+    var_delta = c_S**2 * var_S + c_F**2 * sigma**2     # independence: no cross term
+    closed = sp.simplify(var_delta)
+    residual = sp.simplify(closed - omega_sq(k, embedding_counted))
+    steps = (("var(x^a_k)", var_S),
+             ("var(x^a_{k+1}) = var(x^a_k) + sigma^2", var_next),
+             ("LN(x^a_k), one coordinate", ln_k),
+             ("LN(x^a_{k+1}), one coordinate", ln_next),
+             ("difference LN(x^a_{k+1}) - LN(x^a_k)", delta),
+             ("its variance c_S^2 var(S) + c_F^2 sigma^2", var_delta),
+             ("simplified", closed),
+             ("closed form - 2/(sqrt(k)(sqrt(k-1)+sqrt(k))), simplified", residual))
+    return Derivation(steps=steps, closed_form=closed, residual=residual, k=k, sigma=sigma)
+
+
+def layer_norm_identity_residual(d: int = 4) -> sp.Expr:
+    r"""Prove ||LN(a) - LN(b)||^2 / d = 2 (1 - cos(a_c, b_c)) symbolically in dimension ``d``.
+
+    LN is the real parameter-free LayerNorm with eps = 0: LN(x) = x_c / sqrt(||x_c||^2 / d),
+    x_c = x - mean(x). ``a`` and ``b`` are vectors of ``d`` independent real symbols; the
+    function returns the difference of the two sides, expanded and simplified: 0 proves
+    the identity for every pair with non-zero centred parts. (For general d the same
+    algebra is ||u_a - u_b||^2 = 2 - 2 u_a.u_b for the unit vectors u = x_c / ||x_c||.)
+    Cost grows quickly with d; d = 4 takes a few seconds.
+    """
+    if isinstance(d, bool) or not isinstance(d, numbers.Integral) or not 2 <= d <= 6:
+        raise ValueError(f"d must be an integer in 2..6 (symbolic cost), got {d!r}")
+    a = sp.symbols(f"a0:{d}", real=True)
+    b = sp.symbols(f"b0:{d}", real=True)
+
+    def centred(x):
+        mu = sum(x) / d
+        return [xi - mu for xi in x]
+
+    ac, bc = centred(a), centred(b)
+    na, nb = sum(c**2 for c in ac), sum(c**2 for c in bc)
+    ln_a = [c / sp.sqrt(na / d) for c in ac]
+    ln_b = [c / sp.sqrt(nb / d) for c in bc]
+    lhs = sum((p - q) ** 2 for p, q in zip(ln_a, ln_b)) / d
+    cos = sum(p * q for p, q in zip(ac, bc)) / sp.sqrt(na * nb)
+    return sp.simplify(sp.expand(lhs - 2 * (1 - cos)))
+
+
+def layer_norm_eps_error() -> dict:
+    r"""The identity's error for LayerNorm with eps > 0, exactly, and its bound.
+
+    With v = ||x_c||^2 / d, LN_eps(x) = lambda LN_0(x) where lambda = (1 + eps/v)^(-1/2)
+    lies in (0, 1]. Then, with c = cos(a_c, b_c),
+
+    .. math:: E = \frac{\|LN_\epsilon(a) - LN_\epsilon(b)\|^2}{d} - 2(1 - c)
+                = (\lambda_a - \lambda_b)^2 - 2(1 - \lambda_a\lambda_b)(1 - c).
+
+    The two terms have opposite signs, so |E| is at most the larger; 0 <= 1 - lambda <=
+    eps/(2v) (convexity of (1+t)^(-1/2)) and 1 - lambda_a lambda_b <= (1 - lambda_a) +
+    (1 - lambda_b) give
+
+    .. math:: |E| \le 2\epsilon\,(1/v_a + 1/v_b).
+
+    Returns a dict of SymPy expressions: ``error`` (E from its definition), ``factored``
+    (the right-hand form), ``residual`` (their difference, simplified: 0), ``bound``, and
+    the symbols ``eps, v_a, v_b, c``.
+    """
+    eps, va, vb = sp.symbols("epsilon v_a v_b", positive=True)
+    c = sp.Symbol("c", real=True)
+    lam_a, lam_b = 1 / sp.sqrt(1 + eps / va), 1 / sp.sqrt(1 + eps / vb)
+    # ||lam_a u_a - lam_b u_b||^2 for unit vectors with u_a.u_b = c (LN_0 = sqrt(d) u)
+    error = lam_a**2 + lam_b**2 - 2 * lam_a * lam_b * c - 2 * (1 - c)
+    factored = (lam_a - lam_b) ** 2 - 2 * (1 - lam_a * lam_b) * (1 - c)
+    return {"error": error, "factored": factored,
+            "residual": sp.simplify(sp.expand(error - factored)),
+            "bound": 2 * eps * (1 / va + 1 / vb),
+            "symbols": (eps, va, vb, c)}
+
+
+# --- finite d: the real LayerNorm centres, so the stream lives in m = d - 1 dimensions ---
+
+#: correlation per coordinate of x^a_k and x^a_{k+1}, and the dimension after centring
+RHO = sp.Symbol("rho", positive=True)
+M = sp.Symbol("m", positive=True)
+
+
+def correlation_rho(k, embedding_counted: bool = False) -> sp.Expr:
+    """rho_k = sqrt(var x^a_k / var x^a_{k+1}): sqrt((k-1)/k), or sqrt(k/(k+1)) with the
+    embedding counted. Then omega_sq(k) = 2 (1 - rho_k)."""
+    k = _check_k(k, embedding_counted)
+    n = k + 1 if embedding_counted else k
+    return sp.sqrt((n - 1) / n)
+
+
+def _check_d(d, minimum=2):
+    """Validate the width ``d``: a non-integer SymPy expression passes; an integer must be >= minimum."""
+    if isinstance(d, sp.Basic) and not d.is_Integer:
+        return d
+    if isinstance(d, bool) or not isinstance(d, (numbers.Integral, sp.Integer)):
+        raise TypeError(f"d must be an integer >= {minimum} or a SymPy symbol, got {type(d).__name__} {d!r}")
+    if int(d) < minimum:
+        raise ValueError(f"d must be an integer >= {minimum}, got {int(d)}")
+    return sp.Integer(int(d))
+
+
+@functools.lru_cache(maxsize=None)
+def _cumulant_uz(p: int, q: int, r: int) -> sp.Expr:
+    """Joint cumulant of (u^2, u z, z^2) of order (p, q, r), u, z iid N(0, 1).
+
+    Cumulant generating function: K = -1/2 log((1 - 2 t1)(1 - 2 t3) - t2^2).
+    """
+    t1, t2, t3 = sp.symbols("t1 t2 t3")
+    K = -sp.log((1 - 2 * t1) * (1 - 2 * t3) - t2**2) / 2
+    return sp.diff(K, t1, p, t2, q, t3, r).subs({t1: 0, t2: 0, t3: 0})
+
+
+def _central_moment(idx: tuple) -> sp.Expr:
+    """E[prod_i X_{idx_i}] for the centred means X = (A - 1, B, C - 1) over m coordinates.
+
+    A = |u|^2/m, B = u.z/m, C = |z|^2/m. A mean of m iid terms has joint cumulants
+    kappa / m^(order - 1); moments are sums over set partitions of products of cumulants
+    (blocks of size 1 vanish: the variables are centred).
+    """
+    total = sp.Integer(0)
+    for part in multiset_partitions(list(range(len(idx)))):
+        if any(len(block) == 1 for block in part):
+            continue
+        term = sp.Integer(1)
+        for block in part:
+            sub = [idx[i] for i in block]
+            term *= _cumulant_uz(sub.count(0), sub.count(1), sub.count(2)) / M ** (len(sub) - 1)
+        total += term
+    return total
+
+
+@functools.lru_cache(maxsize=None)
+def expected_cos_series(order: int = 2) -> sp.Expr:
+    r"""E cos(u, rho u + sqrt(1 - rho^2) z), u, z iid N(0, I_m), as a series in 1/m.
+
+    This is E cos(a_c, a_c + f_c) for the centred stream: after centring, x^a_k and
+    x^f_k are isotropic Gaussians in the m = d - 1 dimensional complement of (1, ..., 1),
+    and cos is scale-invariant, so only their correlation per coordinate rho_k matters.
+
+    Derivation (delta method, exact to the stated order): cos = g(A, B, C) with
+    g = (rho A + s B) / sqrt(A (rho^2 A + 2 rho s B + s^2 C)), s = sqrt(1 - rho^2), and
+    A = |u|^2/m, B = u.z/m, C = |z|^2/m. Expand g about (1, 0, 1) to degree 2*order and
+    take expectations with the exact joint moments of (A - 1, B, C - 1), whose degree-j
+    moments are O(m^-ceil(j/2)); keep powers of 1/m up to ``order``. g is bounded
+    (|cos| <= 1) and the means have exponential tails, so the truncation is an
+    asymptotic expansion with remainder O(m^-(order+1)).
+
+    Result (order 2): rho - rho(1 - rho^2)/(2m) + rho(1 - rho^2)(1 - 9 rho^2)/(8 m^2).
+    Returns a SymPy expression in ``RHO`` and ``M``.
+    """
+    if order not in (1, 2):
+        raise ValueError(f"order must be 1 or 2, got {order!r}")
+    h = sp.Symbol("h")
+    x, y, z = sp.symbols("x y z")
+    s = sp.sqrt(1 - RHO**2)
+    A, B, C = 1 + h * x, h * y, 1 + h * z
+    g = (RHO * A + s * B) / sp.sqrt(A * (RHO**2 * A + 2 * RHO * s * B + s**2 * C))
+    taylor = sp.series(g, h, 0, 2 * order + 1).removeO().subs(h, 1)
+    expectation = sp.Integer(0)
+    for (p, q, r), coef in sp.Poly(sp.expand(taylor), x, y, z).terms():
+        expectation += coef * _central_moment((0,) * p + (1,) * q + (2,) * r)
+    expectation = sp.expand(expectation)
+    w = sp.Symbol("w")   # w = 1/m, to truncate
+    poly = sp.Poly(sp.expand(expectation.subs(M, 1 / w)), w)
+    return sum(sp.factor(poly.coeff_monomial(w**i)) / M**i for i in range(order + 1))
+
+
+def expected_cos_exact(rho, m) -> sp.Expr:
+    r"""Exact E cos for m pairs with correlation rho (zero means known):
+
+    .. math:: \mathbb{E}\cos = \frac{2}{m}\left(\frac{\Gamma((m+1)/2)}{\Gamma(m/2)}\right)^2
+              \rho\; {}_2F_1\!\left(\tfrac12, \tfrac12; \tfrac{m}{2} + 1; \rho^2\right),
+
+    the expectation of a sample correlation coefficient with m degrees of freedom
+    (Olkin and Pratt 1958; Ghosh 1966). Used to measure the remainder of
+    :func:`expected_cos_series`; its series in 1/m is checked against that derivation.
+    """
+    m = sp.sympify(m)
+    return (2 / m * (sp.gamma((m + 1) / 2) / sp.gamma(m / 2)) ** 2 * rho
+            * sp.hyper([sp.Rational(1, 2), sp.Rational(1, 2)], [m / 2 + 1], rho**2))
+
+
+def expected_cos_exact_series(order: int = 2) -> sp.Expr:
+    """Series in 1/m of :func:`expected_cos_exact`, computed independently of the delta method.
+
+    log of the Gamma ratio by SymPy's asymptotic series of loggamma; the 2F1 by its
+    defining sum, whose n-th term is O(m^-n), truncated at n = ``order``. Equal to
+    :func:`expected_cos_series` term by term (a check of both).
+    """
+    if order not in (1, 2):
+        raise ValueError(f"order must be 1 or 2, got {order!r}")
+    w = sp.Symbol("w", positive=True)   # w = 1/m
+    m = 1 / w
+    log_ratio = sp.series(2 * (sp.loggamma((m + 1) / 2) - sp.loggamma(m / 2)) + sp.log(2 * w),
+                          w, 0, order + 1).removeO()   # log of (2/m) Gamma-ratio^2
+    prefactor = sp.series(sp.exp(log_ratio), w, 0, order + 1).removeO()
+    half = sp.Rational(1, 2)
+    hyper = sum(sp.rf(half, n) ** 2 / (sp.rf(m / 2 + 1, n) * sp.factorial(n)) * RHO ** (2 * n)
+                for n in range(order + 1))
+    series = sp.series(prefactor * RHO * hyper, w, 0, order + 1).removeO()
+    poly = sp.Poly(sp.expand(series), w)
+    return sum(sp.factor(poly.coeff_monomial(w**i)) / M**i for i in range(order + 1))
+
+
+def omega_sq_finite_d(k, d, embedding_counted: bool = False, order: int = 1) -> sp.Expr:
+    r"""Mean square change per coordinate with a real LayerNorm (eps = 0) at width d.
+
+    With eps = 0, ||LN(a) - LN(b)||^2 / d = 2 (1 - cos(a_c, b_c)) exactly, so the change is
+    2 (1 - E cos) with E cos from :func:`expected_cos_series` at m = d - 1:
+
+    .. math:: \omega_{k,d}^2 = \omega_k^2 + \frac{\rho_k (1 - \rho_k^2)}{d - 1} + O(d^{-2}),
+              \qquad \rho_k = \sqrt{(k-1)/k}
+
+    (seed convention; embedding-counted: rho_{k+1}). ``order=2`` adds the 1/(d-1)^2 term
+    -rho(1 - rho^2)(1 - 9 rho^2) / (4 (d-1)^2). Tends to :func:`omega_sq` as d -> oo.
+    """
+    rho = correlation_rho(k, embedding_counted)
+    d = _check_d(d)
+    correction = -2 * (expected_cos_series(order) - RHO)
+    return omega_sq(k, embedding_counted) + correction.subs({RHO: rho, M: d - 1})
+
+
+def omega_sq_exact_d(k, d, embedding_counted: bool = False) -> sp.Expr:
+    """Exact mean square change per coordinate with a real LayerNorm, eps = 0, at width d:
+    2 (1 - E cos) with :func:`expected_cos_exact` at rho_k, m = d - 1. Evaluate with
+    ``float(...)`` (mpmath underneath)."""
+    rho = correlation_rho(k, embedding_counted)
+    d = _check_d(d)
+    return 2 * (1 - expected_cos_exact(rho, d - 1))
+
+
+def eps_bias_bound(k, d, eps: float = 1e-5, sigma: float = 1.0, embedding_counted: bool = False) -> sp.Expr:
+    r"""Bound on |E[change with eps] - E[change with eps = 0]| for the Gaussian stream.
+
+    Per sample, |E| <= 2 eps (1/v_k + 1/v_{k+1}) (:func:`layer_norm_eps_error`), with
+    v_k = ||x^a_k,c||^2 / d = sigma^2 (n - 1) chi^2_{d-1} / d, n = k (seed) or k + 1.
+    E[1/chi^2_m] = 1/(m - 2), so the bound is
+
+    .. math:: \frac{2\epsilon d}{\sigma^2 (d - 3)}\left(\frac{1}{n-1} + \frac{1}{n}\right),
+
+    finite for d >= 4.
+    """
+    k = _check_k(k, embedding_counted)
+    d = _check_d(d, minimum=4)
+    if not (isinstance(eps, numbers.Real) and eps >= 0):
+        raise ValueError(f"eps must be a real number >= 0, got {eps!r}")
+    if not (isinstance(sigma, numbers.Real) and sigma > 0):
+        raise ValueError(f"sigma must be a real number > 0, got {sigma!r}")
+    n = k + 1 if embedding_counted else k
+    return 2 * sp.nsimplify(eps) * d / (sp.nsimplify(sigma) ** 2 * (d - 3)) * (1 / (n - 1) + 1 / n)
+
 
 # ======================================================================================
 # Chapter 3: Corollary 3.4 (E|.| per coordinate, series in 1/k, remainder bound).
