@@ -165,6 +165,7 @@ class RcResult:
     mean_sq_change, stderr : per-coordinate mean square of LN(x + f) - LN(x), and its standard error
     per_sample : that mean square for each sample
     r_real, c_real : |f_c|/|x_c| and cos(x_c, f_c) of each sample's centred vectors
+    var_x : biased variance |x_c|^2 / d of each sample's x (LayerNorm's eps acts relative to it)
     """
     r: float
     c: float
@@ -173,6 +174,7 @@ class RcResult:
     per_sample: np.ndarray
     r_real: np.ndarray
     c_real: np.ndarray
+    var_x: np.ndarray
     d: int
     n_samples: int
     seed: int
@@ -204,7 +206,7 @@ def simulate_rc(r: float, c: float, d: int, n_samples: int, seed: int = 0) -> Rc
     c_real = np.einsum("nd,nd->n", xc, fc) / (nx * nf) if r > 0 else np.zeros(n_samples)
     return RcResult(r=r, c=c, mean_sq_change=float(per_sample.mean()),
                     stderr=float(per_sample.std(ddof=1) / math.sqrt(n_samples)),
-                    per_sample=per_sample, r_real=nf / nx, c_real=c_real,
+                    per_sample=per_sample, r_real=nf / nx, c_real=c_real, var_x=nx**2 / d,
                     d=d, n_samples=n_samples, seed=seed)
 
 
