@@ -26,4 +26,8 @@ def setup(app):
     if not (_bundle() / "tex-mml-chtml.js").exists():
         raise RuntimeError("MathJax bundle not found: pip install django-static-mathjax==3.2.2.1")
     app.connect("build-finished", _copy)
+    # Sphinx loads MathJax only on pages whose body has math, but a chapter title with math
+    # (e.g. "O(1/\\sqrt{k})") is in every page's navigation: without MathJax it shows as raw
+    # TeX on math-free pages (search, index, bibliography). Load it on every page.
+    app.set_html_assets_policy("always")
     return {"parallel_read_safe": True, "parallel_write_safe": True}
