@@ -450,7 +450,7 @@ CLAIMS: list[Claim] = [
     Claim("claim-independence", "The independence assumption does the work",
           "The independence assumption is doing the work: in a trained network block outputs are "
           "neither Gaussian nor independent, and that correlation is what most likely changes the exponent.",
-          (("chapters/07_training", ""), ("chapters/05_beyond_independence", "")),
+          (("chapters/05_beyond_independence", "tbl-departures"), ("chapters/07_training", "")),
           ("ev_hetero_maxz", "ev_hetero_z_crit", "ev_rc_maxz", "ev_rc_z_crit", "ev_block_corr_mean_abs",
                 "ev_pred_relerr_theorem", "ev_pred_relerr_hetero", "ev_pred_relerr_rc"), rule_independence),
     Claim("claim-init-not-training", "Initialisation better than training",
