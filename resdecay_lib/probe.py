@@ -41,7 +41,7 @@ import torch
 import torch.nn as nn
 
 __all__ = ["LN_EPS", "LayerChange", "residual_stream", "sublayer_stream", "sublayer_modules",
-           "layer_change"]
+           "layer_change", "block_grad_norms"]
 
 #: eps of the parameter-free LayerNorm LN0, as torch.nn.LayerNorm's default
 LN_EPS = 1e-5
@@ -197,6 +197,40 @@ def sublayer_stream(model: nn.Module, inputs) -> torch.Tensor:
     blocks = list(model.blocks)
     entries = [m for b in blocks for m in (b, b.resid_mid)]
     return _capture(model, inputs, entries, blocks[-1])
+
+
+def block_grad_norms(model: nn.Module, idx: torch.Tensor, blocks=None) -> np.ndarray:
+    """Norm of the loss gradient with respect to each block's parameters, [L] float64.
+
+    The loss is next-token cross-entropy of ``model(idx)`` (logits [B, T, V]) on ``idx``
+    itself shifted by one (for a random ``idx`` at initialisation: Xiong et al. 2020,
+    arXiv:2002.04745, compare such norms across layers). ||g_k|| = sqrt(sum over the
+    parameters of block k of the squared gradient entries). The model's ``.grad`` fields
+    are left as they were before the call.
+    """
+    if not isinstance(idx, torch.Tensor) or idx.dim() != 2 or idx.shape[1] < 2:
+        raise ValueError(f"idx must be token ids of shape [B, T] with T >= 2, got "
+                         f"{tuple(idx.shape) if isinstance(idx, torch.Tensor) else type(idx).__name__}")
+    blocks = list(model.blocks if blocks is None else blocks)
+    params = [list(b.parameters()) for b in blocks]
+    flat = [p for ps in params for p in ps]
+    grads = torch.autograd.grad(_next_token_loss(model, idx), flat, allow_unused=True)
+    out, i = [], 0
+    for ps in params:
+        sq = 0.0
+        for g in grads[i:i + len(ps)]:
+            if g is not None:
+                sq += float((g.double() ** 2).sum())
+        out.append(np.sqrt(sq))
+        i += len(ps)
+    return np.array(out)
+
+
+def _next_token_loss(model, idx):
+    idx = idx.to(_model_device(model))
+    logits = model(idx)
+    V = logits.shape[-1]
+    return torch.nn.functional.cross_entropy(logits[:, :-1].reshape(-1, V), idx[:, 1:].reshape(-1))
 
 
 # ----------------------------------------------------------------------------- metrics

@@ -5,7 +5,7 @@ import torch
 import torch.nn as nn
 
 from resdecay_lib.models import ARCHS, build
-from resdecay_lib.probe import LN_EPS, layer_change, residual_stream, sublayer_stream
+from resdecay_lib.probe import LN_EPS, block_grad_norms, layer_change, residual_stream, sublayer_stream
 
 TINY = dict(n_layer=3, d_model=16, n_head=2, vocab_size=11, block_size=8, device="cpu")
 
@@ -189,3 +189,14 @@ def test_layer_change_is_exact_for_tiny_changes_up_to_the_stated_bound():
     r = (diff_sq.sqrt() / qa.sqrt()).mean().item()
     assert 5e-6 < r < 2e-5 and rel_bound < 1e-3
     assert layer_change(stream).rel_update[0] == pytest.approx(r, rel=rel_bound)
+
+
+def test_block_grad_norms_match_backward_and_leave_grads_alone():
+    model = build("post_ln", **TINY)
+    x = idx()
+    g = block_grad_norms(model, x)
+    assert g.shape == (3,) and all(p.grad is None for p in model.parameters())
+    logits = model(x)
+    torch.nn.functional.cross_entropy(logits[:, :-1].reshape(-1, 11), x[:, 1:].reshape(-1)).backward()
+    ref = [sum(float((p.grad.double() ** 2).sum()) for p in b.parameters()) ** 0.5 for b in model.blocks]
+    np.testing.assert_allclose(g, ref, rtol=1e-10)
