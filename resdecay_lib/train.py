@@ -31,6 +31,7 @@ Command line::
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import math
 import numbers
@@ -471,7 +472,8 @@ def sweep(spec_or_path, root: str | Path = ".", shard: tuple[int, int] = (0, 1),
     Each run writes ``<root>/<out>/<arch>_L<n_layer>_s<seed>.json`` atomically; a run whose
     file exists (with the same config) is skipped, so an interrupted sweep started again
     loses nothing. A run killed half-way resumes from its checkpoint in
-    ``$RESDECAY_CACHE/checkpoints/<out>/`` (removed once the result is written).
+    ``$RESDECAY_CACHE/checkpoints/<out>-<hash of its path>/`` (removed once the result is
+    written).
     ``shard=(i, n)`` runs every n-th configuration starting at i (for parallel processes).
     """
     spec = load_sweep(spec_or_path) if not isinstance(spec_or_path, dict) else spec_or_path
@@ -479,7 +481,9 @@ def sweep(spec_or_path, root: str | Path = ".", shard: tuple[int, int] = (0, 1),
     if not (isinstance(n, int) and n >= 1 and isinstance(i, int) and 0 <= i < n):
         raise ValueError(f"shard must be (i, n) with 0 <= i < n, got {shard!r}")
     out = Path(root) / spec["out"]
-    ckdir = cache_dir() / "checkpoints" / str(spec["out"]).replace("/", "_")
+    # one checkpoint folder per output folder (its resolved path), so sweeps never share one
+    key = hashlib.sha1(str(out.resolve()).encode()).hexdigest()[:10]
+    ckdir = cache_dir() / "checkpoints" / f"{str(spec['out']).replace('/', '_')}-{key}"
     ckdir.mkdir(parents=True, exist_ok=True)
     written = []
     runs = sweep_runs(spec)[i::n]
