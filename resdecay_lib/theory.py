@@ -240,16 +240,32 @@ def _check_d(d, minimum=2):
 
 
 @functools.lru_cache(maxsize=None)
-def _cumulant_uz(p: int, q: int, r: int) -> sp.Expr:
-    """Joint cumulant of (u^2, u z, z^2) of order (p, q, r), u, z iid N(0, 1).
+def _cgf_uz(degree: int) -> sp.Poly:
+    """Taylor polynomial, to total ``degree``, of the joint cumulant generating function of
+    (u^2, u z, z^2) for u, z iid N(0, 1):
 
-    Cumulant generating function: K = -1/2 log((1 - 2 t1)(1 - 2 t3) - t2^2).
+        K = -1/2 log((1 - 2 t1)(1 - 2 t3) - t2^2) = 1/2 sum_n w^n / n,
+        w = 2 t1 + 2 t3 - 4 t1 t3 + t2^2
+
+    (E exp(t1 u^2 + t2 u z + t3 z^2) = det(I - 2T)^(-1/2) for the Gaussian pair).
     """
     t1, t2, t3 = sp.symbols("t1 t2 t3")
-    K = -sp.log((1 - 2 * t1) * (1 - 2 * t3) - t2**2) / 2
-    return sp.diff(K, t1, p, t2, q, t3, r).subs({t1: 0, t2: 0, t3: 0})
+    w = 2 * t1 + 2 * t3 - 4 * t1 * t3 + t2**2          # every term has degree >= 1
+    K = sp.expand(sum(w**n / (2 * n) for n in range(1, degree + 1)))
+    poly = sp.Poly(K, t1, t2, t3)
+    return sp.Poly.from_dict({e: c for e, c in poly.as_dict().items() if sum(e) <= degree},
+                             t1, t2, t3)
 
 
+def _cumulant_uz(p: int, q: int, r: int) -> sp.Expr:
+    """Joint cumulant of (u^2, u z, z^2) of order (p, q, r): p! q! r! [t1^p t2^q t3^r] K."""
+    coeff = _cgf_uz(4).as_dict().get((p, q, r), 0) if p + q + r <= 4 else None
+    if coeff is None:
+        coeff = _cgf_uz(p + q + r).as_dict().get((p, q, r), 0)
+    return sp.factorial(p) * sp.factorial(q) * sp.factorial(r) * sp.Rational(coeff)
+
+
+@functools.lru_cache(maxsize=None)
 def _central_moment(idx: tuple) -> sp.Expr:
     """E[prod_i X_{idx_i}] for the centred means X = (A - 1, B, C - 1) over m coordinates.
 
@@ -291,15 +307,27 @@ def expected_cos_series(order: int = 2) -> sp.Expr:
     if order not in (1, 2):
         raise ValueError(f"order must be 1 or 2, got {order!r}")
     h = sp.Symbol("h")
-    x, y, z = sp.symbols("x y z")
-    s = sp.sqrt(1 - RHO**2)
-    A, B, C = 1 + h * x, h * y, 1 + h * z
-    g = (RHO * A + s * B) / sp.sqrt(A * (RHO**2 * A + 2 * RHO * s * B + s**2 * C))
-    taylor = sp.series(g, h, 0, 2 * order + 1).removeO().subs(h, 1)
+    x, y, z = sp.symbols("x y z")     # A - 1, B, C - 1 (scaled by h, the expansion order)
+    s = sp.Symbol("s")                # s = sqrt(1 - rho^2), substituted at the end
+    degree = 2 * order
+    gens = (h, x, y, z, RHO, s)
+    # g = num * A^(-1/2) * Q^(-1/2) with A = 1 + h x and, as rho^2 + s^2 = 1,
+    # Q = rho^2 A + 2 rho s B + s^2 C = 1 + h q: binomial series of (1 + t)^(-1/2)
+    num = sp.Poly(RHO + h * (RHO * x + s * y), *gens)
+    q = RHO**2 * x + 2 * RHO * s * y + s**2 * z
+
+    def inv_sqrt(t):
+        return sp.Poly(sum(sp.binomial(-sp.Rational(1, 2), n) * t**n for n in range(degree + 1)), *gens)
+
+    def truncate(poly):   # drop powers of h above the expansion degree
+        return sp.Poly.from_dict({e: c for e, c in poly.as_dict().items() if e[0] <= degree}, *gens)
+
+    taylor = truncate(truncate(num * inv_sqrt(h * x)) * inv_sqrt(h * q))
     expectation = sp.Integer(0)
-    for (p, q, r), coef in sp.Poly(sp.expand(taylor), x, y, z).terms():
-        expectation += coef * _central_moment((0,) * p + (1,) * q + (2,) * r)
-    expectation = sp.expand(expectation)
+    for (_, p, q_, r, e_rho, e_s), coef in taylor.terms():
+        expectation += coef * RHO**e_rho * s**e_s * _central_moment((0,) * p + (1,) * q_ + (2,) * r)
+    # odd powers of B (hence of s) have zero moments; s^2 = 1 - rho^2
+    expectation = sp.expand(sp.expand(expectation).subs(s, sp.sqrt(1 - RHO**2)))
     w = sp.Symbol("w")   # w = 1/m, to truncate
     poly = sp.Poly(sp.expand(expectation.subs(M, 1 / w)), w)
     return sum(sp.factor(poly.coeff_monomial(w**i)) / M**i for i in range(order + 1))
