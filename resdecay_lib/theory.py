@@ -568,16 +568,16 @@ def mean_abs_finite_d(r: float, c: float, d: int) -> float:
 
 
 def unit_fraction_denominator(ratio: float) -> int:
-    """The n for which a ratio is "about 1/n": 1/ratio rounded to the nearest integer.
+    """The n for which a ratio is "about 1/n": 1/ratio rounded to the nearest integer, halves up.
 
-    ``ratio`` must be a finite float in (0, 1].
+    So "about a fifth" is 4.5 <= 1/ratio < 5.5. ``ratio`` must be a finite float in (0, 1].
     """
     if isinstance(ratio, bool) or not isinstance(ratio, numbers.Real):
         raise TypeError(f"ratio must be a real number in (0, 1], got {type(ratio).__name__} {ratio!r}")
     ratio = float(ratio)
     if not (0 < ratio <= 1):
         raise ValueError(f"ratio must be in (0, 1], got {ratio}")
-    return int(round(1 / ratio))
+    return math.floor(1 / ratio + 0.5)
 
 
 # ======================================================================================
