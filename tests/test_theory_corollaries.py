@@ -134,3 +134,12 @@ def test_feedback_recursion_reaches_its_fixed_point():
     assert abs(th.feedback_recursion(-0.5, 1.0, 200)[-1] - w2) < 1e-12
     with pytest.raises(ValueError, match="a must be < 0"):
         th.feedback_fixed_point(0.5, 1.0)
+
+
+def test_finite_d_term_agrees_with_chapter_2_for_independent_blocks():
+    chapter2 = getattr(th, "omega_sq_finite_d", None)
+    if chapter2 is None:
+        pytest.skip("Chapter 2's omega_sq_finite_d is not in theory.py")
+    for k, d in [(2, 16), (5, 64), (30, 1024)]:
+        ours = th.change_sq_finite_d(1 / math.sqrt(k - 1), 0.0, d)
+        assert abs(ours - float(chapter2(k, d))) < 1e-12
