@@ -672,7 +672,15 @@ def derive_change_sq_rc() -> tuple[sp.Expr, sp.Symbol, sp.Symbol]:
 def _check_rc(r, c):
     """Check r >= 0 finite, c in [-1, 1], and x + f != 0 (r = 1, c = -1); numbers or arrays."""
     import numpy as np
-    ra, ca = np.asarray(r, dtype=float), np.asarray(c, dtype=float)
+    arrays = []
+    for name, val, rng in (("r", r, "finite and >= 0"), ("c", c, "in [-1, 1]")):
+        if isinstance(val, (bool, str, bytes)) or val is None:
+            raise TypeError(f"{name} must be a real number or array, {rng}, got {type(val).__name__} {val!r}")
+        try:
+            arrays.append(np.asarray(val, dtype=float))
+        except (TypeError, ValueError):
+            raise TypeError(f"{name} must be a real number or array, {rng}, got {type(val).__name__}") from None
+    ra, ca = arrays
     if not np.all(np.isfinite(ra)) or np.any(ra < 0):
         raise ValueError(f"r must be finite and >= 0 (r = |f|/|x|), got {r!r}")
     if not np.all(np.isfinite(ca)) or np.any(np.abs(ca) > 1):
@@ -877,6 +885,9 @@ def feedback_fixed_point(a, b):
     the change tends to a constant. Returns ``(v_star, w_sq_star)`` (SymPy if a or b is SymPy).
     """
     if not (isinstance(a, sp.Basic) or isinstance(b, sp.Basic)):
+        for name, val in (("a", a), ("b", b)):
+            if isinstance(val, bool) or not isinstance(val, numbers.Real) or not math.isfinite(val):
+                raise TypeError(f"{name} must be a finite real number (a < 0, b != 0), got {val!r}")
         if not (a < 0 and b != 0):
             raise ValueError(f"a must be < 0 and b nonzero for a fixed point, got a={a!r}, b={b!r}")
     v = -(a**2 + b**2) / (2 * a)

@@ -143,3 +143,20 @@ def test_finite_d_term_agrees_with_chapter_2_for_independent_blocks():
     for k, d in [(2, 16), (5, 64), (30, 1024)]:
         ours = th.change_sq_finite_d(1 / math.sqrt(k - 1), 0.0, d)
         assert abs(ours - float(chapter2(k, d))) < 1e-12
+
+
+@pytest.mark.parametrize("call, exc, name", [
+    (lambda: th.change_sq_rc("0.5", 0.0), TypeError, "r"),
+    (lambda: th.change_sq_rc(0.5, None), TypeError, "c"),
+    (lambda: th.change_sq_finite_d(0.5, 0.0, 1), ValueError, "d"),
+    (lambda: th.mean_abs_finite_d(0.5, 0.0, 2.0), TypeError, "d"),
+    (lambda: th.feedback_fixed_point("x", 1.0), TypeError, "a"),
+    (lambda: th.feedback_recursion(0.5, 1.0, 1), ValueError, "depth"),
+    (lambda: th.omega_series(10, 0), ValueError, "n_terms"),
+    (lambda: th.omega_series_coefficient(0), ValueError, "m"),
+    (lambda: th.rc_hetero("abc"), TypeError, "s2"),
+    (lambda: th.output_change_sq_finite_d(1, 64), ValueError, "N"),
+])
+def test_new_functions_reject_bad_input_naming_the_parameter(call, exc, name):
+    with pytest.raises(exc, match=name):
+        call()
