@@ -373,19 +373,20 @@ def rule_fixes(ev) -> Verdict:
 
 
 def rule_gradients(ev) -> Verdict:
-    """'Pre-LN gradients reach the early blocks undamped, Post-LN's do not' (Chapter 6:
-    ratio of the gradient norm at the first block to the last, at initialisation).
-    Undamped means within a factor 2 of 1 (0.5 <= ratio <= 2). ``holds`` if Pre-LN's
-    ratio is undamped and Post-LN's is not; ``holds with correction`` if both are
-    undamped but Pre-LN's is nearer 1 (in log); ``does not hold`` otherwise."""
+    """'Pre-LN gradients reach the early blocks undamped, and the gradient problem Post-LN
+    has does not arise' (Chapter 6: ratio of the gradient norm of the first block's
+    parameters to the last block's, at initialisation). A placement damps the gradient when
+    the first block gets less than half the last block's (ratio < 1/2); a ratio above 1 is
+    amplification, not damping. ``holds`` if Pre-LN is undamped and Post-LN damped;
+    ``holds with correction`` if Pre-LN is undamped but Post-LN is not damped either (the
+    contrast the card draws does not appear); ``does not hold`` if Pre-LN is damped."""
     pre, post = ev["ev_grad_ratio_pre_ln"], ev["ev_grad_ratio_post_ln"]
-    undamped = lambda r: 0.5 <= r <= 2  # noqa: E731
     line = f"first/last block gradient norm: Pre-LN {_g(pre)}, Post-LN {_g(post)}"
-    if undamped(pre) and not undamped(post):
+    if pre < 0.5:
+        return Verdict("does not hold", "Pre-LN damps the gradient toward the first block: " + line)
+    if post < 0.5:
         return Verdict("holds", line)
-    if undamped(pre) and post > 0 and abs(math.log(pre)) < abs(math.log(post)):
-        return Verdict("holds with correction", "both undamped at this depth, Pre-LN nearer 1: " + line)
-    return Verdict("does not hold", line)
+    return Verdict("holds with correction", "Pre-LN is undamped, but Post-LN is not damped here either: " + line)
 
 
 def rule_pretrained(ev) -> Verdict:

@@ -198,3 +198,20 @@ def test_verdict_chapter_has_a_section_per_claim_titled_as_the_ledger():
     text = "\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown")
     sections = re.findall(r"^\((claim-[\w-]+)\)=\n### (.+)$", text, re.M)
     assert sections == [(c.id, c.title) for c in CLAIMS]
+
+
+def test_gradient_verdict_follows_the_first_to_last_ratios():
+    v = lambda pre, post: BY_ID["claim-gradients-undamped"].verdict(  # noqa: E731
+        {"ev_grad_ratio_pre_ln": pre, "ev_grad_ratio_post_ln": post}).word
+    assert v(1.3, 0.1) == "holds"
+    assert v(3.0, 2.0) == "holds with correction"
+    assert v(0.2, 0.1) == "does not hold"
+
+
+def test_output_verdict_uses_the_random_transformer_when_glued():
+    ev = {"ev_cor35_const": 1.0, "ev_cor35_maxz": 2.0, "ev_cor35_z_crit": 4.0}
+    claim = BY_ID["claim-output-rate"]
+    assert claim.verdict(ev).word == "holds"
+    assert claim.verdict({**ev, **_exp("ev_cor35_random_exp", -0.98, -1.1, -0.9)}).word == "holds"
+    assert claim.verdict({**ev, **_exp("ev_cor35_random_exp", -0.5, -0.6, -0.4)}).word == "holds with correction"
+    assert claim.verdict({**ev, "ev_cor35_maxz": 5.0}).word == "does not hold"
