@@ -215,3 +215,20 @@ def test_output_verdict_uses_the_random_transformer_when_glued():
     assert claim.verdict({**ev, **_exp("ev_cor35_random_exp", -0.98, -1.1, -0.9)}).word == "holds"
     assert claim.verdict({**ev, **_exp("ev_cor35_random_exp", -0.5, -0.6, -0.4)}).word == "holds with correction"
     assert claim.verdict({**ev, "ev_cor35_maxz": 5.0}).word == "does not hold"
+
+
+def test_evidence_markdown_links_only_what_the_book_has(tmp_path):
+    (tmp_path / "_toc.yml").write_text("root: intro\nparts:\n  - caption: x\n    chapters:\n"
+                                       "      - file: chapters/02_theorem\n")
+    (tmp_path / "chapters").mkdir()
+    _notebook(tmp_path / "chapters" / "02_theorem.ipynb", [_glue_output("ev_a", 1.0)])
+    claim = ledger.Claim("claim-x", "X", "s", (("chapters/02_theorem", "thm-omega"),
+                                               ("chapters/07_training", "")), ("ev_a",), lambda ev: Verdict("holds", ""))
+    md = ledger.evidence_markdown(claim, tmp_path)
+    assert "{doc}`/chapters/02_theorem`" in md and "`thm-omega` (not in the chapter yet)" in md
+    assert "`chapters/07_training` (not in the book yet)" in md
+    assert ledger.book_notebooks(tmp_path) == [tmp_path / "chapters" / "02_theorem.ipynb"]
+    nb = json.loads((tmp_path / "chapters" / "02_theorem.ipynb").read_text())
+    nb["cells"][1]["source"] = "```{prf:theorem} T\n:label: thm-omega\n\nx\n```"
+    (tmp_path / "chapters" / "02_theorem.ipynb").write_text(json.dumps(nb))
+    assert "{prf:ref}`thm-omega` in {doc}`/chapters/02_theorem`" in ledger.evidence_markdown(claim, tmp_path)
