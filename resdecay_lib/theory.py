@@ -82,10 +82,10 @@ def omega_sq(k, embedding_counted: bool = False) -> sp.Expr:
 # (insert Chapter 2 code below this line; extend __all__ with `__all__ += [...]`)
 # ======================================================================================
 
-import functools
-from dataclasses import dataclass
+import functools  # noqa: E402  (imports of the Chapter 2 section, kept here so the sections edit independently)
+from dataclasses import dataclass  # noqa: E402
 
-from sympy.utilities.iterables import multiset_partitions
+from sympy.utilities.iterables import multiset_partitions  # noqa: E402
 
 __all__ += ["Derivation", "derive_omega_sq", "layer_norm_identity_residual",
             "layer_norm_eps_error", "correlation_rho", "expected_cos_series",
