@@ -47,7 +47,7 @@ from pathlib import Path
 import numpy as np
 import torch
 import torch.nn.functional as F
-from tqdm.auto import tqdm
+from tqdm import tqdm  # the plain bar: quiet (disable=None) when stderr is not a terminal
 
 from . import __version__
 from .data import cache_dir, eval_windows, load_corpus, train_batch
