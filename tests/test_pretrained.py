@@ -145,21 +145,44 @@ def test_sample_inputs_gives_exact_token_counts_and_masks_special_tokens():
     assert inputs["input_ids"].shape == (3, 11)          # <s> + 10 text tokens
     assert torch.all(inputs["input_ids"][:, 0] == tok.bos_token_id)
     assert mask[:, 0].sum() == 0 and torch.all(mask[:, 1:] == 1)
+    _, mask_all = P.sample_inputs(tok, TEXT, n_seq=3, n_tokens=10, exclude_first=False)
+    assert torch.equal(mask_all, mask)          # the BOS is masked as a special token anyway
+
+
+def test_sample_inputs_masks_the_first_text_token_when_there_is_no_bos():
+    class Words:          # a tokenizer without special tokens: one id per word
+        def __call__(self, text, add_special_tokens=False):
+            return {"input_ids": [len(w) for w in text.split()]}
+    inputs, mask = P.sample_inputs(Words(), TEXT, n_seq=2, n_tokens=5)
+    assert inputs["input_ids"].shape == (2, 5)
+    assert mask.tolist() == [[0, 1, 1, 1, 1]] * 2
+    _, mask = P.sample_inputs(Words(), TEXT, n_seq=2, n_tokens=5, exclude_first=False)
+    assert mask.tolist() == [[1] * 5] * 2
 
 
 def test_sample_inputs_rejects_a_text_too_short():
     tok = tiny_tokenizer()
     with pytest.raises(ValueError, match="characters"):
-        P.sample_inputs(tok, TEXT[:500], n_seq=4, n_tokens=64)
+        P.sample_inputs(tok, TEXT[:200], n_seq=4, n_tokens=64)
 
 
-def test_sample_texts_are_fixed_and_cover_the_text():
-    text = "".join(chr(97 + i % 26) for i in range(1000))
-    pieces = P.sample_texts(text, 4, 10)
-    assert pieces == P.sample_texts(text, 4, 10)
-    assert pieces[0] == text[:10] and pieces[-1] == text[990:]
+def test_sample_inputs_are_fixed_and_spread_over_the_text():
+    tok = tiny_tokenizer()
+    a, _ = P.sample_inputs(tok, TEXT, n_seq=4, n_tokens=10)
+    b, _ = P.sample_inputs(tok, TEXT, n_seq=4, n_tokens=10)
+    assert torch.equal(a["input_ids"], b["input_ids"])
+    first = tok(TEXT[:200], add_special_tokens=False)["input_ids"][:10]
+    assert a["input_ids"][0, 1:].tolist() == first
     with pytest.raises(ValueError, match="n_seq"):
-        P.sample_texts(text, 0, 10)
+        P.sample_inputs(tok, TEXT, n_seq=0, n_tokens=10)
+
+
+def test_sample_inputs_rejects_a_segment_with_too_few_tokens():
+    class Packing:        # a tokenizer that packs 100 characters into one token
+        def __call__(self, text, add_special_tokens=False):
+            return {"input_ids": list(range(len(text) // 100))}
+    with pytest.raises(ValueError, match="tokenises to"):
+        P.sample_inputs(Packing(), "*" * 40000, n_seq=2, n_tokens=200)
 
 
 # ----------------------------------------------------------------------------- packages
@@ -272,3 +295,12 @@ def test_minilm_loads_offline_with_six_post_ln_blocks():
     inputs, mask = P.sample_inputs(pre.tokenizer, TEXT, 2, 16)
     s, ch = P.measure(pre, inputs, mask)
     assert s.shape == (7, 2, 18, 384) and np.all(np.isfinite(ch.omega_sq))
+
+
+def test_q4_1_roundtrip_with_shifted_blocks_moves_quantised_weights_by_up_to_a_step():
+    w = torch.randn(4, 64, generator=torch.Generator().manual_seed(2))
+    q = P.q4_1_roundtrip(w)
+    q2 = P.q4_1_roundtrip(q, offset=16)
+    step = (w.abs().max() * 2) / 15
+    assert not torch.allclose(q2, q, atol=1e-6)
+    assert float((q2 - q).abs().max()) <= float(step)
