@@ -234,3 +234,11 @@ def test_evidence_markdown_links_only_what_the_book_has(tmp_path):
     nb["cells"][1]["source"] = "```{prf:theorem} T\n:label: thm-omega\n\nx\n```"
     (tmp_path / "chapters" / "02_theorem.ipynb").write_text(json.dumps(nb))
     assert "{prf:ref}`thm-omega` in {doc}`/chapters/02_theorem`" in ledger.evidence_markdown(claim, tmp_path)
+
+
+def test_output_verdict_compares_with_the_exact_curve_over_the_same_range():
+    ev = {"ev_cor35_const": 1.0, "ev_cor35_maxz": 2.0, "ev_cor35_z_crit": 4.0,
+          **_exp("ev_cor35_random_exp", -0.945, -0.974, -0.923)}
+    claim = BY_ID["claim-output-rate"]
+    assert claim.verdict(ev).word == "holds with correction"          # -1 is outside
+    assert claim.verdict({**ev, "ev_cor35_random_exp_theory": -0.95}).word == "holds"
