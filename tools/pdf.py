@@ -25,6 +25,8 @@ PRINT_CSS = """
   .sidebar-toggle, #pst-back-to-top { display: none !important; }
   .bd-main .bd-content .bd-article-container { max-width: 100% !important; }
   figure, .proof, .admonition, table { break-inside: avoid; }
+  /* paper cannot scroll: wrap long code lines instead of cutting them off */
+  pre { white-space: pre-wrap !important; overflow-wrap: anywhere; }
   /* singlehtml nests every later document inside the root's section: one chapter a page */
   section.mathjax_ignore section.mathjax_ignore { break-before: page; }
 </style>
