@@ -81,7 +81,7 @@ class TrainConfig:
     grad_clip: float = 1.0        # max global gradient norm; 0 turns clipping off
     seed: int = 0                 # initialisation and data order
     threads: int = 2              # CPU threads, pinned (results depend on it in the last bits)
-    device: str = "cpu"           # "cpu", "cuda" or "auto"
+    device: str = "auto"          # "auto": CUDA when present, else the CPU; or "cpu", "cuda"
     eval_windows: int = 64        # validation windows for losses (fixed, the same for every run)
     measure_windows: int = 32     # validation windows fed to the probe
     corpus: str = "shakespeare"
