@@ -242,3 +242,14 @@ def test_output_verdict_compares_with_the_exact_curve_over_the_same_range():
     claim = BY_ID["claim-output-rate"]
     assert claim.verdict(ev).word == "holds with correction"          # -1 is outside
     assert claim.verdict({**ev, "ev_cor35_random_exp_theory": -0.95}).word == "holds"
+
+
+def test_pretrained_verdict_widens_by_the_fit_range_when_glued():
+    pt = {**_exp("ev_pretrained_exp_smollm2", -0.03, -0.04, -0.02), **_exp("ev_pretrained_exp_gemma3", -1, -1.1, -.9),
+          **_exp("ev_pretrained_exp_minilm", 1, .9, 1.1), "ev_quant_shift": 0.01}
+    claim = BY_ID["claim-pretrained"]
+    assert claim.verdict(pt).word == "holds with correction"           # decays, slowly
+    assert claim.verdict({**pt, "ev_fitrange_shift_smollm2": 0.3}).word == "does not hold"
+    tr = {**pt, **_exp("ev_trained_exp_pre_ln", -1.8, -1.9, -1.7), "ev_fitrange_shift_smollm2": 0.3}
+    assert BY_ID["claim-promote"].verdict(tr).word == "does not hold"
+    assert BY_ID["claim-promote"].verdict(tr).reason.startswith("do not promote")
