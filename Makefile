@@ -11,7 +11,7 @@ XDIST  := -n 2 --dist loadfile
 
 .PHONY: book test unit nbval stored-build chapters bench clean pdf
 
-$(STAMP): requirements.txt pyproject.toml
+$(STAMP): requirements.txt requirements-models.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade "pip>=23.2"
 	$(BIN)/pip install --quiet torch==2.13.0
