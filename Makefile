@@ -48,9 +48,10 @@ unit: $(STAMP)
 nbval: $(STAMP)
 	$(BIN)/pytest -q $(XDIST) --nbval chapters
 
-## chapters: re-execute every chapter in place, refreshing the stored outputs nbval compares
+## chapters: re-execute every chapter in place (10, the ledger, last), refreshing the stored outputs nbval compares; regenerate the labels page
 chapters: $(STAMP)
 	for nb in chapters/*.ipynb; do echo "$$nb"; $(BIN)/jupyter execute --inplace "$$nb" || exit 1; done
+	$(BIN)/python tools/labels.py   # the labels page lists every label the chapters define
 
 ## bench: every benchmark under benchmarks/, each printing its ratios
 bench: $(STAMP)

@@ -396,7 +396,10 @@ def rule_gradients(ev) -> Verdict:
         return Verdict("does not hold", "Pre-LN damps the gradient toward the first block: " + line)
     if post < 0.5:
         return Verdict("holds", line)
-    return Verdict("holds with correction", "Pre-LN is undamped, but Post-LN is not damped here either: " + line)
+    # a ratio above 2 is worth naming: the early blocks get *more* gradient, not the same
+    pre_word = "amplified toward the first block" if pre > 2 else "undamped"
+    return Verdict("holds with correction",
+                   f"Pre-LN is {pre_word}, but Post-LN is not damped here either: " + line)
 
 
 def _pretrained_widening(ev) -> tuple[float, str]:

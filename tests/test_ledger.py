@@ -210,6 +210,13 @@ def test_gradient_verdict_follows_the_first_to_last_ratios():
     assert v(0.2, 0.1) == "does not hold"
 
 
+def test_gradient_reason_names_amplification_apart_from_undamped():
+    reason = lambda pre: BY_ID["claim-gradients-undamped"].verdict(  # noqa: E731
+        {"ev_grad_ratio_pre_ln": pre, "ev_grad_ratio_post_ln": 3.0}).reason
+    assert "amplified" in reason(7.0)
+    assert "amplified" not in reason(1.2) and "undamped" in reason(1.2)
+
+
 def test_output_verdict_uses_the_random_transformer_when_glued():
     ev = {"ev_cor35_const": 1.0, "ev_cor35_maxz": 2.0, "ev_cor35_z_crit": 4.0}
     claim = BY_ID["claim-output-rate"]
