@@ -499,9 +499,8 @@ def measure_sublayers(pre: Pretrained, inputs: dict, mask, batch_size: int = 8):
     entries = [m for b in pre.blocks for m in (b, sublayer_points(b))]
     parts = []
     for b in _batches(inputs, batch_size):
-        # probe.residual_stream hooks the output of its last entry; here the exit is the last
-        # block, which is not the last entry, so the probe's general capture is used
-        parts.append(probe._capture(pre.body, b, entries, pre.blocks[-1]))
+        # the exit is the last block, not the last entry (its attention point)
+        parts.append(probe.residual_stream(pre.body, b, entries, exit_module=pre.blocks[-1]))
     stream = torch.cat(parts, dim=1)
     return stream, probe.layer_change(stream, mask=mask)
 

@@ -144,7 +144,7 @@ def _capture(model: nn.Module, inputs, entries: list[nn.Module], exit_module: nn
     return store["buf"]
 
 
-def residual_stream(model: nn.Module, inputs, blocks=None) -> torch.Tensor:
+def residual_stream(model: nn.Module, inputs, blocks=None, exit_module=None) -> torch.Tensor:
     """The residual stream entering each of the L blocks and leaving the last.
 
     Parameters
@@ -157,6 +157,10 @@ def residual_stream(model: nn.Module, inputs, blocks=None) -> torch.Tensor:
         Submodules of ``model``, in stream order, each mapping the stream to the stream
         (its input positional or the keyword ``hidden_states``; its output a tensor or a
         tuple whose first element is the stream). Default ``model.blocks``.
+    exit_module : nn.Module, optional
+        The submodule whose output is the last entry. Default the last of ``blocks``; pass
+        it when ``blocks`` lists points inside blocks too (sublayer granularity), so that the
+        stream leaving the last block ends the list.
 
     Returns
     -------
@@ -176,7 +180,7 @@ def residual_stream(model: nn.Module, inputs, blocks=None) -> torch.Tensor:
     blocks = list(blocks)
     if not blocks:
         raise ValueError("blocks must hold at least one module")
-    return _capture(model, inputs, blocks, blocks[-1])
+    return _capture(model, inputs, blocks, blocks[-1] if exit_module is None else exit_module)
 
 
 def sublayer_modules(model: nn.Module) -> list[nn.Module]:
@@ -196,7 +200,7 @@ def sublayer_stream(model: nn.Module, inputs) -> torch.Tensor:
     """
     blocks = list(model.blocks)
     entries = [m for b in blocks for m in (b, b.resid_mid)]
-    return _capture(model, inputs, entries, blocks[-1])
+    return residual_stream(model, inputs, entries, exit_module=blocks[-1])
 
 
 def block_grad_norms(model: nn.Module, idx: torch.Tensor, blocks=None) -> np.ndarray:
