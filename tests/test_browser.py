@@ -74,14 +74,6 @@ REMOTE = re.compile(r"^\s*(https?:)?//", re.I)
 RAW_TEX = ("\\(", "\\[", "$$")
 
 
-def _need_chromium():
-    if book.chromium() is None:
-        message = f"headless Chromium not found; install it with: {book.INSTALL_HINT}"
-        if os.environ.get("CI") == "true":
-            pytest.fail(message)
-        pytest.skip(message)
-
-
 def _pages(html_root: pathlib.Path) -> list[pathlib.Path]:
     skip = {"_static", "_sources", "_images", "_downloads"}
     return sorted(p for p in html_root.rglob("*.html")
@@ -161,7 +153,7 @@ def _probe(page: pathlib.Path, html_root: pathlib.Path) -> dict:
 @pytest.fixture(scope="module")
 def site():
     """Build the book, open every page in Chromium; return (html_root, {page: probe})."""
-    _need_chromium()
+    book.require_chromium()
     html_root = book.build(OUT, "html")
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     for old in SCREENSHOTS.glob("*.png"):
@@ -268,7 +260,7 @@ def test_no_request_leaves_the_machine(site):
 
 def test_the_probe_catches_a_broken_image_and_raw_tex(tmp_path):
     """The checks above can fail: a page with a missing image and untypeset TeX is caught."""
-    _need_chromium()
+    book.require_chromium()
     global SCREENSHOTS
     page = tmp_path / "broken.html"
     page.write_text("<html><body><p>\\(x^2\\) and $$y$$</p><img src='missing.png'>"

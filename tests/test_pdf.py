@@ -72,11 +72,7 @@ def statements() -> list[tuple[str, str, str]]:
 
 @pytest.fixture(scope="module")
 def pdf_text():
-    if book.chromium() is None:
-        message = f"headless Chromium not found; install it with: {book.INSTALL_HINT}"
-        if os.environ.get("CI") == "true":
-            pytest.fail(message)
-        pytest.skip(message)
+    book.require_chromium()
     from pypdf import PdfReader
     path = pdf.write_pdf(OUT / "book.pdf", OUT / "singlehtml")
     reader = PdfReader(str(path))

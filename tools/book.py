@@ -40,6 +40,17 @@ def chromium() -> str | None:
     return None
 
 
+def require_chromium() -> None:
+    """In a test: skip when Chromium is missing, with the install line; fail under ``CI=true``,
+    where a missing browser means the set-up is broken, not that the test does not apply."""
+    import pytest
+    if chromium() is None:
+        message = f"headless Chromium not found; install it with: {INSTALL_HINT}"
+        if os.environ.get("CI") == "true":
+            pytest.fail(message)
+        pytest.skip(message)
+
+
 def run_chromium(args: list[str], timeout: float = 120) -> subprocess.CompletedProcess:
     """Run headless Chromium with ``CHROMIUM_FLAGS`` + ``args`` in a fresh profile."""
     exe = chromium()
