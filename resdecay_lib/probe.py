@@ -41,7 +41,7 @@ import torch
 import torch.nn as nn
 
 __all__ = ["LN_EPS", "LayerChange", "residual_stream", "sublayer_stream", "sublayer_modules",
-           "layer_change", "block_grad_norms"]
+           "layer_change", "block_grad_norms", "gram", "measure_zoo"]
 
 #: eps of the parameter-free LayerNorm LN0, as torch.nn.LayerNorm's default
 LN_EPS = 1e-5
@@ -368,3 +368,58 @@ def layer_change(stream: torch.Tensor, mask=None, eps: float = LN_EPS) -> LayerC
         out[name], out[name + "_se"], per[name] = m, se, ps
     return LayerChange(k=np.arange(1, L1, dtype=np.int64), n_sequences=nseq,
                        n_tokens=int(w.sum()), per_sequence=per, **out)
+
+
+def gram(stream: torch.Tensor) -> np.ndarray:
+    """Gram matrix of the stream's summands, per coordinate, of the centred vectors.
+
+    Summands: u_0 = x_1 (the stream entering block 1: the embedding) and u_k = x_{k+1} - x_k
+    (block k's output), k = 1..L; each centred over its D coordinates (LayerNorm removes the
+    mean). G_ij = mean over tokens of <u_i, u_j> / D: [L+1, L+1] float64. G_kk is block k's
+    output variance; G_ij / sqrt(G_ii G_jj) the correlation of two summands; G_00 / mean_k G_kk
+    the embedding-to-block variance ratio rho that chooses the index convention (Chapter 6).
+
+    >>> x = torch.zeros(3, 1, 1, 2); x[0, 0, 0] = torch.tensor([1., -1]); x[1] = 2 * x[0]; x[2] = x[1]
+    >>> gram(x)
+    array([[1., 1., 0.],
+           [1., 1., 0.],
+           [0., 0., 0.]])
+    """
+    x = torch.as_tensor(stream).double()                  # (L+1, B, T, D)
+    u = torch.cat([x[:1], x[1:] - x[:-1]], 0)            # summands (L+1, B, T, D)
+    u = u - u.mean(-1, keepdim=True)
+    u = u.reshape(u.shape[0], -1, u.shape[-1])           # (L+1, N, D)
+    n, d = u.shape[1], u.shape[2]
+    g = torch.einsum("ind,jnd->ij", u, u) / (n * d)
+    return g.numpy()
+
+
+def measure_zoo(model: nn.Module, x: torch.Tensor) -> dict:
+    """Probe a model of :mod:`resdecay_lib.models` on windows ``x`` [B, T]: per part of its
+    stream, the per-layer metrics of :func:`layer_change` (means, standard errors,
+    per-sequence omega_sq) and the :func:`gram` of the summands, as JSON-ready lists.
+
+    Parts (:func:`resdecay_lib.models.stream_parts`): ``"stream"`` for one-stream placements;
+    ResiDual has ``"post_ln"`` (x_a, what its sublayers read) and ``"dual"`` (x_d).
+    The model is left in the mode it was in.
+    """
+    from .evaluation import sig
+    from .models import stream_parts
+    was_training = model.training
+    model.eval()
+    try:
+        stream = residual_stream(model, x)
+    finally:
+        model.train(was_training)
+    out = {}
+    for part, sl in stream_parts(model).items():
+        s = stream[..., sl]
+        lc = layer_change(s)
+        rec = {}
+        for m in lc.METRICS:
+            rec[m] = sig(getattr(lc, m))
+            rec[m + "_se"] = sig(getattr(lc, m + "_se"))
+        rec["omega_sq_per_sequence"] = sig(lc.per_sequence["omega_sq"])
+        rec["gram"] = sig(gram(s))
+        out[part] = rec
+    return out

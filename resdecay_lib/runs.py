@@ -1,0 +1,253 @@
+"""One training run, measured through training: what Chapters 7 and 8 read.
+
+:func:`run_result` trains one :class:`~resdecay_lib.train.TrainConfig` and measures it at
+the checkpoints of a :class:`RunPlan`: at each measured step (log-spaced from step 0 to
+the end) the per-layer change metrics and the Gram matrix of the stream's summands
+(:func:`resdecay_lib.probe.measure_zoo`) and the validation loss; at each evaluated step
+the validation loss alone (the loss curve); after the last step the losses on the
+validation windows and on pydoc (out of domain), the loss with each block removed
+(:func:`resdecay_lib.evaluation.ablation_losses`) and the convergence criterion
+(:func:`convergence`). It returns a JSON-ready dict with its provenance (code version,
+library versions, device, threads, wall time).
+
+Measurements are taken inside the training loop's callback and saved in its checkpoints,
+so a run killed half-way resumes with everything it had measured.
+"""
+from __future__ import annotations
+
+import math
+import numbers
+import platform
+import subprocess
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from . import __version__
+from .data import eval_windows, load_corpus
+from .device import manual_seed_all, pin_threads, resolve_device
+from .evaluation import ablation_losses, evaluate, sig
+from .probe import measure_zoo
+from .train import NonFiniteLoss, TrainConfig, train
+
+__all__ = ["RESULT_SCHEMA", "RunPlan", "convergence", "flops_per_step", "code_version",
+           "provenance", "run_result", "CONVERGENCE_WINDOW", "CONVERGENCE_TOL"]
+
+#: version of the result-file layout (2: measured through training)
+RESULT_SCHEMA = 2
+#: the convergence criterion: over the last CONVERGENCE_WINDOW of the steps the validation
+#: loss improves by less than CONVERGENCE_TOL (relative)
+CONVERGENCE_WINDOW = 0.2
+CONVERGENCE_TOL = 0.03
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    """When a run is measured.
+
+    measure_steps : step counts at which the stream is probed and the validation loss taken;
+        must start at 0 and end at the run's last step (log-spaced: the change moves fastest
+        early). Empty: :meth:`default_measure_steps`.
+    eval_every : the validation loss is also taken every ``eval_every`` steps (the loss
+        curve, and the convergence criterion); 0: steps // 10.
+    """
+    measure_steps: tuple = ()
+    eval_every: int = 0
+
+    @staticmethod
+    def default_measure_steps(steps: int) -> tuple:
+        """0, then about x2.5 apart (20, 50, 150, 400, 1000, ...) below ``steps``, then ``steps``."""
+        pts, s = [0], 20
+        while s < steps:
+            pts.append(s)
+            s = {2: 5, 5: 15, 1: 4, 4: 10}[int(str(s)[0])] * 10 ** (len(str(s)) - 1)
+        return tuple(pts + [steps])
+
+    def resolve(self, steps: int) -> tuple[tuple, tuple]:
+        """(measure steps, evaluation steps) for a run of ``steps`` steps, validated."""
+        ms = tuple(int(s) for s in self.measure_steps) or self.default_measure_steps(steps)
+        if ms[0] != 0 or ms[-1] != steps or any(a >= b for a, b in zip(ms, ms[1:])):
+            raise ValueError(f"measure_steps must rise strictly from 0 to steps={steps}, got {ms}")
+        if isinstance(self.eval_every, bool) or not isinstance(self.eval_every, numbers.Integral) \
+                or self.eval_every < 0:
+            raise ValueError(f"eval_every must be a non-negative integer, got {self.eval_every!r}")
+        every = self.eval_every or max(1, steps // 10)
+        ev = sorted(set(ms) | set(range(every, steps + 1, every)))
+        return ms, tuple(ev)
+
+
+def convergence(curve: list[dict], steps: int, window: float = CONVERGENCE_WINDOW,
+                tol: float = CONVERGENCE_TOL) -> dict:
+    """Did the validation loss stop improving? ``curve``: [{"step", "mean"}, ...] in step order.
+
+    improvement = (L(s_a) - L(steps)) / L(s_a), s_a the last evaluated step at or before
+    (1 - window) * steps; the run *converged* when improvement < tol. A run whose final
+    loss is not finite, or above its loss at step 0, *diverged*.
+    """
+    by = {int(p["step"]): p["mean"] for p in curve}
+    if steps not in by or 0 not in by:
+        raise ValueError(f"curve must hold steps 0 and {steps}, got {sorted(by)}")
+    cut = (1 - window) * steps
+    s_a = max(s for s in by if s <= cut)
+    end, start = by[steps], by[0]
+    diverged = end is None or not math.isfinite(end) or end > start
+    imp = float("nan") if diverged else (by[s_a] - end) / by[s_a]
+    return {"criterion": f"the validation loss improves by less than {tol:.0%} over the last "
+                         f"{window:.0%} of the steps (from step {s_a} to {steps})",
+            "from_step": s_a, "improvement": sig(imp, 4), "diverged": bool(diverged),
+            "met": bool(not diverged and imp < tol)}
+
+
+def flops_per_step(model, cfg: TrainConfig) -> float:
+    """Training FLOPs of one step, Kaplan et al.'s (2020) count: tokens x (6 N + 6 L T d).
+
+    N is the number of non-embedding parameters (the blocks and the readout norm, without
+    the token and position tables and the head), L the depth, T the context, d the width.
+    """
+    emb = {id(p) for m in (model.wte, getattr(model, "wpe", None), model.lm_head) if m is not None
+           for p in m.parameters()}
+    n = sum(p.numel() for p in model.parameters() if id(p) not in emb)
+    per_token = 6 * n + 6 * cfg.n_layer * cfg.block_size * cfg.d_model
+    return float(per_token * cfg.batch_size * cfg.block_size)
+
+
+def code_version() -> str:
+    """``git describe --always --dirty`` of the library's repository, else the package version."""
+    try:
+        here = Path(__file__).resolve().parent
+        out = subprocess.run(["git", "describe", "--always", "--dirty"], cwd=here,
+                             capture_output=True, text=True, timeout=10)
+        if out.returncode == 0 and out.stdout.strip():
+            return "git:" + out.stdout.strip()
+    except (OSError, subprocess.TimeoutExpired):
+        pass
+    return "resdecay_lib " + __version__
+
+
+def provenance(cfg: TrainConfig, code: str | None = None) -> dict:
+    """Code version (``code``, else :func:`code_version`), library versions, device, threads."""
+    dev = resolve_device(cfg.device)
+    return {"code_version": code or code_version(),
+            "library_versions": {"python": platform.python_version(), "torch": torch.__version__,
+                                 "numpy": np.__version__},
+            "device": (torch.cuda.get_device_name(dev) if dev.type == "cuda"
+                       else f"cpu ({platform.machine()}, {platform.processor() or 'unknown'})"),
+            "threads": cfg.threads if dev.type == "cpu" else None,
+            "platform": platform.platform()}
+
+
+def run_result(cfg: TrainConfig, plan: RunPlan = RunPlan(), checkpoint: str | Path | None = None,
+               progress: bool | None = None, stop_at: int | None = None,
+               code: str | None = None) -> dict:
+    """Train one run, measure it at ``plan``'s steps and return its JSON-ready result.
+
+    ``stop_at``: stop after that many steps (one of the measured steps), returning the
+    checkpoints measured so far and no final evaluation (``status`` "partial"): a short
+    live re-run of a stored run's first checkpoint intervals. ``code``: the code version
+    to record (a sweep computes it once, before any run starts).
+    """
+    if not isinstance(plan, RunPlan):
+        raise TypeError(f"plan must be a RunPlan, got {type(plan).__name__}")
+    measure_steps, eval_steps = plan.resolve(cfg.steps)
+    if stop_at is not None and stop_at not in measure_steps[1:]:
+        raise ValueError(f"stop_at must be one of the measured steps {measure_steps[1:]}, got {stop_at!r}")
+    t0 = time.perf_counter()
+    dev = resolve_device(cfg.device)
+    if dev.type == "cpu":
+        pin_threads(cfg.threads)
+    prov = provenance(cfg, code)
+    corpus = load_corpus(cfg.corpus)
+    xv, yv = eval_windows(corpus.val, cfg.eval_windows, cfg.block_size)
+    xm, _ = eval_windows(corpus.val, cfg.measure_windows, cfg.block_size)
+    measured = set(measure_steps)
+
+    def record(step, model, log):
+        was = model.training
+        model.eval()
+        try:
+            v = evaluate(model, xv, yv)
+            rec = {"step": int(step), "val_loss": {"mean": sig(v["mean"]), "se": sig(v["se"])}}
+            if step in measured:
+                rec["measure"] = measure_zoo(model, xm)
+        finally:
+            model.train(was)
+        log.append(rec)
+
+    from .models import build
+    manual_seed_all(cfg.seed)
+    model = build(cfg.arch, cfg.n_layer, cfg.d_model, cfg.n_head, corpus.vocab.size,
+                  cfg.block_size, seed=cfg.seed, device=dev)
+    log: list = []
+    record(0, model, log)
+    head = {"schema": RESULT_SCHEMA, "name": cfg.run_name(), "config": asdict(cfg),
+            "plan": {"measure_steps": list(measure_steps), "eval_every": plan.eval_every},
+            "seed": cfg.seed, **prov, "n_params": sum(p.numel() for p in model.parameters()),
+            "flops_per_step": flops_per_step(model, cfg)}
+    try:
+        state = train(cfg, checkpoint=checkpoint, checkpoint_every=100, progress=progress,
+                      model=model, on_step=record, callback_steps=eval_steps[1:], log=log,
+                      stop_after=stop_at)
+    except NonFiniteLoss as exc:  # a diverged run is a result too: record where it failed
+        return {**head, "status": "non_finite", "failed_step": exc.step,
+                "checkpoints": [r for r in log if "measure" in r],
+                "val_curve": [{"step": r["step"], **r["val_loss"]} for r in log],
+                "wall_time_s": round(time.perf_counter() - t0, 1)}
+    log = state.log
+    out = {**head, "status": "ok" if stop_at is None else "partial",
+           "checkpoints": [r for r in log if "measure" in r],
+           "val_curve": [{"step": r["step"], **r["val_loss"]} for r in log],
+           "train_loss": sig(state.train_loss, 5)}
+    if stop_at is None:
+        model = state.model
+        pydoc = load_corpus("pydoc")
+        xp, yp = eval_windows(pydoc.val, cfg.eval_windows, cfg.block_size)
+        val = evaluate(model, xv, yv)
+        out["final"] = {"val_loss": {"mean": val["mean"], "se": val["se"],
+                                     "per_window": sig(val["per_window"], 6)},
+                        "pydoc_loss": {k: v for k, v in evaluate(model, xp, yp).items()
+                                       if k != "per_window"},
+                        "ablation": ablation_losses(model, xv, yv)}
+        out["convergence"] = convergence(out["val_curve"], cfg.steps)
+    out["wall_time_s"] = round(time.perf_counter() - t0, 1)
+    return out
+
+
+# ----------------------------------------------------------------------------- command line
+
+def _cmd_train(args) -> int:
+    import dataclasses
+    import sys
+    from .sweep import write_json_atomic
+    kw = {f.name: getattr(args, f.name) for f in dataclasses.fields(TrainConfig)
+          if getattr(args, f.name, None) is not None}
+    try:
+        cfg = TrainConfig.from_dict(kw)
+        resolve_device(cfg.device)
+    except ValueError as exc:
+        print(f"train: {exc}", file=sys.stderr)
+        return 2
+    res = run_result(cfg, checkpoint=args.checkpoint)
+    if args.out:
+        write_json_atomic(res, args.out)
+    if res["status"] != "ok":
+        print(f"{cfg.run_name()}: non-finite loss at step {res['failed_step']}", file=sys.stderr)
+        return 1
+    print(f"{cfg.run_name()}: val loss {res['final']['val_loss']['mean']:.4f} "
+          f"(step 0: {res['val_curve'][0]['mean']:.4f}), {res['wall_time_s']:.0f} s"
+          + (f", written to {args.out}" if args.out else ""))
+    return 0
+
+
+def register_cli(sub) -> None:
+    """Add ``train`` to the ``python -m resdecay_lib`` parser."""
+    import dataclasses
+    p = sub.add_parser("train", help="train one model, measured through training; write its result JSON")
+    for f in dataclasses.fields(TrainConfig):
+        p.add_argument("--" + f.name.replace("_", "-"), dest=f.name, type=type(f.default),
+                       default=None, help=f"default {f.default!r}")
+    p.add_argument("--checkpoint", default=None, help="checkpoint file (resumes if it exists)")
+    p.add_argument("--out", default=None, help="result JSON file")
+    p.set_defaults(func=_cmd_train)

@@ -1,0 +1,404 @@
+"""A grid of training runs from a TOML file, over any ``concurrent.futures.Executor``.
+
+A sweep file names the output folder, the placements, the depths (one list for all, or
+one per placement), the seeds, the shared ``[base]`` configuration, per-placement
+overrides (``[arch.<name>]``, e.g. the learning rate a pilot chose) and the measurement
+``[plan]`` (:class:`resdecay_lib.runs.RunPlan`). :func:`load_sweep` validates it whole,
+before any work starts, naming the key and the valid keys on any error.
+
+The store (one folder): each run writes ``<out>/<arch>_L<depth>_s<seed>.json``
+atomically (a temporary file with the process id in its name, then ``os.replace``), so a
+result file is complete or absent. Before it starts, a run *claims* its name by creating
+``<out>/.claims/<name>.claim`` with ``O_CREAT | O_EXCL``; the claim holds the host and
+process id and is refreshed every 30 s while the run lives, so two sweeps on one folder
+never run one configuration twice, and a claim whose process is dead (same host) or that
+has not been refreshed for :data:`STALE_AFTER_S` is taken over. A result file that cannot
+be read, or that holds another configuration, is reported by name, moved aside
+(``.corrupt``) and re-run, never read as a result. A run killed half-way resumes from its
+checkpoint in ``$RESDECAY_CACHE/checkpoints/``.
+
+Command line::
+
+    python -m resdecay_lib sweep configs/train_sweep.toml [--root DIR] [--workers N]
+"""
+from __future__ import annotations
+
+import concurrent.futures as cf
+import hashlib
+import json
+import math
+import multiprocessing
+import numbers
+import os
+import socket
+import sys
+import threading
+import time
+import tomllib
+from dataclasses import asdict, fields
+from pathlib import Path
+
+from .data import cache_dir
+from .runs import RunPlan, code_version, run_result
+from .train import TrainConfig
+
+__all__ = ["SPEC_KEYS", "STALE_AFTER_S", "SweepSpec", "load_sweep", "sweep_runs", "run_id", "result_path",
+           "write_json_atomic", "read_result", "claim", "release", "run_one", "run_sweep",
+           "register_cli"]
+
+#: the top-level keys of a sweep file (``depths`` may be a list or a table per placement)
+SPEC_KEYS = {"name": str, "out": str, "archs": list, "depths": (list, dict), "seeds": list,
+             "lrs": list, "base": dict, "arch": dict, "plan": dict, "pilot": dict}
+#: a claim not refreshed for this long belongs to a process that is gone
+STALE_AFTER_S = 300.0
+_HEARTBEAT_S = 30.0
+
+
+class SweepSpec(dict):
+    """A validated sweep file (a dict with the keys of :data:`SPEC_KEYS`)."""
+
+
+def _int_list(key, v, lo):
+    if not isinstance(v, list) or not v:
+        raise ValueError(f"{key} must be a non-empty list of integers >= {lo}, got {v!r}")
+    for x in v:
+        if isinstance(x, bool) or not isinstance(x, numbers.Integral) or x < lo:
+            raise ValueError(f"{key} must be a list of integers >= {lo}, got the entry {x!r}")
+    if len(set(v)) != len(v):
+        raise ValueError(f"{key} must not repeat an entry, got {v!r}")
+    return [int(x) for x in v]
+
+
+def load_sweep(path_or_dict) -> SweepSpec:
+    """Read and validate a sweep file (or a dict of the same shape).
+
+    Keys: ``out`` (a folder relative to the root, inside it), ``archs`` (keys of
+    ``models.ARCHS``), ``depths`` (a list, or a table ``arch -> list``), ``seeds``;
+    optional ``name``, ``[base]`` (TrainConfig fields but arch, n_layer, seed),
+    ``[arch.<name>]`` (per-placement TrainConfig fields), ``[plan]`` (RunPlan fields),
+    ``[pilot]`` (free-form notes of how the overrides were chosen), ``lrs`` (a list of peak
+    learning rates: a learning-rate pilot; every configuration runs once per rate, and the
+    run's name ends in ``_lr<rate>``).
+    """
+    from .models import ARCHS
+    if isinstance(path_or_dict, dict):
+        spec, where = dict(path_or_dict), "the sweep"
+    else:
+        p = Path(path_or_dict)
+        if not p.is_file():
+            raise ValueError(f"sweep file {p} does not exist (or is not a file)")
+        try:
+            with open(p, "rb") as f:
+                spec = tomllib.load(f)
+        except tomllib.TOMLDecodeError as exc:
+            raise ValueError(f"sweep file {p} is not valid TOML: {exc}") from exc
+        where = f"sweep file {p}"
+    unknown = set(spec) - set(SPEC_KEYS)
+    if unknown:
+        raise ValueError(f"{where}: unknown keys {sorted(unknown)}; valid keys: {sorted(SPEC_KEYS)}")
+    for key in ("out", "archs", "depths", "seeds"):
+        if key not in spec:
+            raise ValueError(f"{where} lacks the key {key!r}")
+    for key, typ in SPEC_KEYS.items():
+        if key in spec and not isinstance(spec[key], typ):
+            raise ValueError(f"{where}: {key} must be of type {typ}, got {type(spec[key]).__name__}")
+    out = Path(spec["out"])
+    if out.is_absolute() or ".." in out.parts or not spec["out"].strip():
+        raise ValueError(f"{where}: out must be a folder inside the root (relative, no '..'), "
+                         f"got {spec['out']!r}")
+    archs = spec["archs"]
+    if not archs or len(set(archs)) != len(archs):
+        raise ValueError(f"{where}: archs must be a non-empty list without repeats, got {archs!r}")
+    for a in archs:
+        if a not in ARCHS:
+            raise ValueError(f"{where}: archs holds {a!r}; valid placements: {sorted(ARCHS)}")
+    if isinstance(spec["depths"], dict):
+        extra = set(spec["depths"]) - set(archs)
+        missing = set(archs) - set(spec["depths"])
+        if extra or missing:
+            raise ValueError(f"{where}: depths must have one list per placement of archs; "
+                             f"extra {sorted(extra)}, missing {sorted(missing)}")
+        depths = {a: _int_list(f"depths.{a}", spec["depths"][a], 1) for a in archs}
+    else:
+        d = _int_list("depths", spec["depths"], 1)
+        depths = {a: d for a in archs}
+    seeds = _int_list("seeds", spec["seeds"], 0)
+    if "lrs" in spec:
+        lrs = spec["lrs"]
+        if not lrs or len(set(lrs)) != len(lrs) or not all(
+                isinstance(x, float) and math.isfinite(x) and x > 0 for x in lrs):
+            raise ValueError(f"{where}: lrs must be a non-empty list of distinct positive floats, got {lrs!r}")
+    valid = {f.name for f in fields(TrainConfig)} - {"arch", "n_layer", "seed"}
+    base = spec.get("base", {})
+    bad = set(base) - valid
+    if bad:
+        raise ValueError(f"{where}: [base] has unknown or reserved keys {sorted(bad)}; valid: {sorted(valid)}")
+    over = spec.get("arch", {})
+    for a, tab in over.items():
+        if a not in archs:
+            raise ValueError(f"{where}: [arch.{a}] names a placement not in archs {archs}")
+        if not isinstance(tab, dict) or set(tab) - valid:
+            raise ValueError(f"{where}: [arch.{a}] has unknown or reserved keys "
+                             f"{sorted(set(tab) - valid) if isinstance(tab, dict) else tab!r}; valid: {sorted(valid)}")
+    plan = spec.get("plan", {})
+    bad = set(plan) - {f.name for f in fields(RunPlan)}
+    if bad:
+        raise ValueError(f"{where}: [plan] has unknown keys {sorted(bad)}; valid: "
+                         f"{sorted(f.name for f in fields(RunPlan))}")
+    res = SweepSpec(spec)
+    res["depths"], res["seeds"] = depths, seeds
+    # build every configuration now: a bad value fails here, naming its field, before any run
+    for cfg in sweep_runs(res):
+        plan_of(res).resolve(cfg.steps)
+    return res
+
+
+def plan_of(spec) -> RunPlan:
+    p = dict(spec.get("plan", {}))
+    if "measure_steps" in p:
+        p["measure_steps"] = tuple(p["measure_steps"])
+    return RunPlan(**p)
+
+
+def sweep_runs(spec) -> list[TrainConfig]:
+    """Every configuration: seed by seed, deepest first within a seed.
+
+    That order finishes one complete seed of the grid before the next starts, and the
+    longest runs before the short ones, so a sweep cut short by time still has every
+    configuration once.
+    """
+    base = dict(spec.get("base", {}))
+    over = spec.get("arch", {})
+    depths = spec["depths"]
+    if not isinstance(depths, dict):
+        depths = {a: depths for a in spec["archs"]}
+    out = []
+    for s in spec["seeds"]:
+        cells = sorted(((L, i, a) for i, a in enumerate(spec["archs"]) for L in depths[a]),
+                       key=lambda t: (-t[0], t[1]))
+        for L, _, a in cells:
+            for lr in spec.get("lrs", [None]):
+                lr = {} if lr is None else {"lr": lr}
+                out.append(TrainConfig.from_dict({**base, **over.get(a, {}), "arch": a,
+                                                  "n_layer": int(L), "seed": int(s), **lr}))
+    return out
+
+
+def run_id(spec, cfg: TrainConfig) -> str:
+    """The run's name in the store: ``<arch>_L<depth>_s<seed>``, then ``_lr<rate>`` in a pilot."""
+    return cfg.run_name() + (f"_lr{cfg.lr:g}" if "lrs" in spec else "")
+
+
+def result_path(spec, cfg: TrainConfig, root=".") -> Path:
+    return Path(root) / spec["out"] / f"{run_id(spec, cfg)}.json"
+
+
+def _json_safe(obj):
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    if isinstance(obj, dict):
+        return {k: _json_safe(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_json_safe(v) for v in obj]
+    return obj
+
+
+def write_json_atomic(obj, path: str | Path) -> None:
+    """Write JSON to ``path`` through a per-process temporary file and ``os.replace``.
+
+    Non-finite floats are written as ``null`` (standard JSON); the temporary file is removed
+    if serialisation fails, and the target is then left as it was.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = json.dumps(_json_safe(obj), separators=(",", ":"), allow_nan=False)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    try:
+        with open(tmp, "w") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+
+
+def read_result(path: Path, cfg: TrainConfig | None = None):
+    """The stored result at ``path``, or None when it is absent, unreadable or of another
+    configuration (then it is moved aside to ``<path>.corrupt`` and the reason returned as
+    the second element)."""
+    if not path.exists():
+        return None, None
+    try:
+        res = json.loads(path.read_text())
+        if not isinstance(res, dict) or "config" not in res or "status" not in res:
+            raise ValueError("it lacks 'config' or 'status'")
+        if cfg is not None and res["config"] != json.loads(json.dumps(asdict(cfg))):
+            raise ValueError(f"it holds another configuration: {res['config']}")
+        return res, None
+    except (OSError, ValueError, UnicodeDecodeError) as exc:
+        aside = path.with_name(path.name + ".corrupt")
+        os.replace(path, aside)
+        return None, f"{path} was not a usable result ({exc}); moved to {aside.name}, re-running"
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def claim(claim_dir: Path, name: str) -> Path | None:
+    """Claim the run ``name``: the claim file, or None when a live process holds it."""
+    claim_dir.mkdir(parents=True, exist_ok=True)
+    path = claim_dir / f"{name}.claim"
+    me = {"host": socket.gethostname(), "pid": os.getpid(), "time": time.time()}
+    for _ in range(2):
+        try:
+            fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+        except FileExistsError:
+            try:
+                held = json.loads(path.read_text())
+                age = time.time() - path.stat().st_mtime
+            except (OSError, ValueError):
+                held, age = {}, STALE_AFTER_S + 1  # a half-written claim of a dead process
+            same_host = held.get("host") == me["host"]
+            dead = (same_host and isinstance(held.get("pid"), int) and not _pid_alive(held["pid"]))
+            if not (dead or age > STALE_AFTER_S):
+                return None
+            # take over a stale claim: rename it away first, so two takers cannot both win
+            try:
+                os.replace(path, path.with_name(path.name + f".stale.{os.getpid()}"))
+                os.unlink(path.with_name(path.name + f".stale.{os.getpid()}"))
+            except FileNotFoundError:
+                pass
+            continue
+        with os.fdopen(fd, "w") as f:
+            json.dump(me, f)
+        return path
+    return None
+
+
+def release(path: Path) -> None:
+    path.unlink(missing_ok=True)
+
+
+def _heartbeat(path: Path, stop: threading.Event):
+    while not stop.wait(_HEARTBEAT_S):
+        try:
+            os.utime(path)
+        except FileNotFoundError:
+            return
+
+
+def _checkpoint_dir(spec, root) -> Path:
+    out = Path(root) / spec["out"]
+    key = hashlib.sha1(str(out.resolve()).encode()).hexdigest()[:10]
+    d = cache_dir() / "checkpoints" / f"{str(spec['out']).replace('/', '_')}-{key}"
+    d.mkdir(parents=True, exist_ok=True)
+    return d
+
+
+def run_one(spec: dict, cfg_dict: dict, root: str, code: str, progress=None) -> tuple[str, str]:
+    """Run one configuration of a sweep unless it is done or claimed: (name, what happened).
+
+    Module-level and taking plain data, so any executor can ship it to a worker.
+    """
+    from .train import CheckpointUnreadable
+    cfg = TrainConfig.from_dict(cfg_dict)
+    path = result_path(spec, cfg, root)
+    res, note = read_result(path, cfg)
+    if res is not None:
+        return run_id(spec, cfg), "done, skipped"
+    name = run_id(spec, cfg)
+    held = claim(Path(root) / spec["out"] / ".claims", name)
+    if held is None:
+        return name, "claimed by another live process, skipped"
+    stop = threading.Event()
+    beat = threading.Thread(target=_heartbeat, args=(held, stop), daemon=True)
+    beat.start()
+    try:
+        res, _ = read_result(path, cfg)   # finished by another process between check and claim
+        if res is not None:
+            return name, "done, skipped"
+        ck = _checkpoint_dir(spec, root) / f"{name}.pt"
+        try:
+            res = run_result(cfg, plan_of(spec), checkpoint=ck, progress=progress, code=code)
+        except CheckpointUnreadable as exc:
+            print(f"{name}: {exc}; restarting the run from step 0", file=sys.stderr)
+            ck.unlink(missing_ok=True) if ck.is_file() else None
+            if ck.is_dir():
+                ck.rename(ck.with_name(ck.name + f".bad{os.getpid()}"))
+            res = run_result(cfg, plan_of(spec), checkpoint=ck, progress=progress, code=code)
+        write_json_atomic(res, path)
+        ck.unlink(missing_ok=True)
+        return name, (note + "; " if note else "") + f"{res['status']}, {res['wall_time_s']:.0f} s"
+    finally:
+        stop.set()
+        release(held)
+
+
+def run_sweep(spec_or_path, root: str | Path = ".", executor: cf.Executor | None = None,
+              log=print, progress=None) -> list[tuple[str, str]]:
+    """Run every configuration of the sweep that has no result yet, through ``executor``.
+
+    ``executor``: any ``concurrent.futures.Executor`` (a process pool, Dask's
+    ``Client.get_executor()``, submitit's executor); None runs them one after another in
+    this process. The result files do not depend on the executor. Returns (name, what
+    happened) per configuration, in the sweep's order.
+    """
+    spec = load_sweep(spec_or_path)
+    code = code_version()
+    args = [(dict(spec), asdict(c), str(root), code) for c in sweep_runs(spec)]
+    done = []
+    if executor is None:
+        for i, a in enumerate(args):
+            done.append(run_one(*a, progress=progress))
+            log(f"[{i + 1}/{len(args)}] {done[-1][0]}: {done[-1][1]}")
+        return done
+    futs = [executor.submit(run_one, *a) for a in args]
+    for i, f in enumerate(futs):
+        done.append(f.result())
+        log(f"[{i + 1}/{len(args)}] {done[-1][0]}: {done[-1][1]}")
+    return done
+
+
+def local_executor(workers: int) -> cf.Executor:
+    """A pool of ``workers`` fresh (spawned) processes: no torch state crosses a fork."""
+    if isinstance(workers, bool) or not isinstance(workers, numbers.Integral) or workers < 1:
+        raise ValueError(f"workers must be a positive integer, got {workers!r}")
+    return cf.ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"))
+
+
+# ----------------------------------------------------------------------------- command line
+
+def _cmd_sweep(args) -> int:
+    try:
+        spec = load_sweep(args.config)
+        if args.workers is not None and args.workers < 1:
+            raise ValueError(f"--workers must be a positive integer, got {args.workers}")
+    except ValueError as exc:
+        print(f"sweep: {exc}", file=sys.stderr)
+        return 2
+    workers = args.workers or max(1, (os.cpu_count() or 1) // int(spec.get("base", {}).get("threads", 1)))
+    if workers == 1:
+        run_sweep(spec, root=args.root)
+    else:
+        with local_executor(workers) as ex:
+            run_sweep(spec, root=args.root, executor=ex)
+    return 0
+
+
+def register_cli(sub) -> None:
+    """Add ``sweep`` to the ``python -m resdecay_lib`` parser."""
+    q = sub.add_parser("sweep", help="run a grid of training runs from a TOML file (resumable)")
+    q.add_argument("config", help="sweep TOML file, e.g. configs/train_sweep.toml")
+    q.add_argument("--root", default=".", help="folder the sweep's 'out' is relative to")
+    q.add_argument("--workers", type=int, default=None,
+                   help="processes side by side (default: cores / threads per run)")
+    q.set_defaults(func=_cmd_sweep)

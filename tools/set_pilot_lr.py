@@ -1,0 +1,33 @@
+"""Write the pilot's chosen learning rates into a sweep file's [arch.<name>] tables.
+
+Usage: python tools/set_pilot_lr.py PILOT.toml SWEEP.toml [--root DIR]
+Leaves the file alone when every placement already has an lr (so a rerun cannot change a
+sweep whose runs exist); Chapter 7 checks the tables against the pilot.
+"""
+import argparse
+import re
+import sys
+
+from resdecay_lib.results import choose_lr
+from resdecay_lib.sweep import load_sweep
+
+ap = argparse.ArgumentParser()
+ap.add_argument("pilot")
+ap.add_argument("sweep")
+ap.add_argument("--root", default=".")
+a = ap.parse_args()
+chosen = choose_lr(a.pilot, a.root)
+spec = load_sweep(a.sweep)
+have = spec.get("arch", {})
+if all("lr" in have.get(x, {}) for x in spec["archs"]):
+    print("the sweep already holds a learning rate per placement; left as it is")
+    sys.exit(0)
+text = open(a.sweep).read()
+text = re.sub(r"\n# --- learning rates chosen by the pilot.*", "", text, flags=re.S).rstrip() + "\n"
+text += "\n# --- learning rates chosen by the pilot (tools/set_pilot_lr.py; losses: final validation loss)\n"
+for x in spec["archs"]:
+    losses = ", ".join(f"{lr:g}: {v:.3f}" if v is not None else f"{lr:g}: diverged"
+                       for lr, v in chosen[x]["losses"].items())
+    text += f"[arch.{x}]   # pilot {losses}\nlr = {chosen[x]['lr']!r}\n"
+open(a.sweep, "w").write(text)
+print(text)
