@@ -82,17 +82,26 @@ class TrainConfig:
             raise ValueError(f"seed must be a non-negative integer, got {self.seed!r}")
         if isinstance(self.warmup, bool) or not isinstance(self.warmup, numbers.Integral) or self.warmup < 0:
             raise ValueError(f"warmup must be a non-negative integer, got {self.warmup!r}")
-        if not (self.lr > 0 and math.isfinite(self.lr)):
-            raise ValueError(f"lr must be a positive finite number, got {self.lr!r}")
-        if not 0 <= self.min_lr_frac <= 1:
-            raise ValueError(f"min_lr_frac must lie in [0, 1], got {self.min_lr_frac!r}")
-        if not self.weight_decay >= 0:
-            raise ValueError(f"weight_decay must be >= 0, got {self.weight_decay!r}")
-        if not self.grad_clip >= 0:
-            raise ValueError(f"grad_clip must be >= 0 (0: no clipping), got {self.grad_clip!r}")
-        for name in ("beta1", "beta2"):
-            if not 0 <= getattr(self, name) < 1:
-                raise ValueError(f"{name} must lie in [0, 1), got {getattr(self, name)!r}")
+        def real(name, lo, hi, lo_open=False, hi_open=False):
+            v = getattr(self, name)
+            ok = isinstance(v, numbers.Real) and not isinstance(v, bool) and math.isfinite(v) \
+                and (v > lo if lo_open else v >= lo) and (v < hi if hi_open else v <= hi)
+            if not ok:
+                raise ValueError(f"{name} must be a finite number in {'(' if lo_open else '['}{lo}, "
+                                 f"{hi}{')' if hi_open else ']'}, got {v!r}")
+        real("lr", 0, math.inf, lo_open=True, hi_open=True)
+        real("min_lr_frac", 0, 1)
+        real("weight_decay", 0, math.inf, hi_open=True)
+        real("grad_clip", 0, math.inf, hi_open=True)  # 0: no clipping
+        real("beta1", 0, 1, hi_open=True)
+        real("beta2", 0, 1, hi_open=True)
+        if not isinstance(self.device, str):
+            raise ValueError(f"device must be 'auto', 'cpu', 'cuda' or 'cuda:N', got {self.device!r}")
+        if self.device != "auto" and not (self.device == "cpu" or self.device == "cuda"
+                                          or (self.device.startswith("cuda:") and self.device[5:].isdigit())):
+            raise ValueError(f"device must be 'auto', 'cpu', 'cuda' or 'cuda:N', got {self.device!r}")
+        if self.d_model % self.n_head:
+            raise ValueError(f"d_model={self.d_model} must be divisible by n_head={self.n_head}")
         if self.corpus != "shakespeare":
             raise ValueError(f"corpus must be 'shakespeare' (the only training corpus), got {self.corpus!r}")
 

@@ -1,0 +1,138 @@
+"""Tests of resdecay_lib.runs (a run measured through training), evaluation and baselines."""
+import json
+import math
+from dataclasses import replace
+
+import numpy as np
+import pytest
+import torch
+
+from resdecay_lib import baselines, evaluation, probe, runs, train as T
+from resdecay_lib.__main__ import main as cli_main
+
+TINY = T.TrainConfig(arch="pre_ln", n_layer=2, d_model=16, n_head=2, block_size=16, batch_size=4,
+                     steps=8, warmup=2, threads=1, eval_windows=6, measure_windows=4)
+PLAN = runs.RunPlan(measure_steps=(0, 2, 8), eval_every=4)
+
+
+def test_default_measure_steps_are_log_spaced_and_hold_150():
+    ms = runs.RunPlan.default_measure_steps(2000)
+    assert ms == (0, 20, 50, 150, 400, 1000, 2000)
+    ratios = [b / a for a, b in zip(ms[1:], ms[2:])]
+    assert all(2 <= q <= 3 for q in ratios)
+
+
+def test_plan_rejects_a_schedule_that_misses_the_ends():
+    with pytest.raises(ValueError, match="measure_steps"):
+        runs.RunPlan(measure_steps=(2, 8)).resolve(8)
+    with pytest.raises(ValueError, match="eval_every"):
+        runs.RunPlan(eval_every=-1).resolve(8)
+
+
+def test_convergence_criterion_reads_the_last_fifth():
+    flat = [{"step": s, "mean": v} for s, v in ((0, 4.0), (80, 2.0), (100, 1.99))]
+    falling = [{"step": s, "mean": v} for s, v in ((0, 4.0), (80, 2.0), (100, 1.8))]
+    up = [{"step": s, "mean": v} for s, v in ((0, 4.0), (80, 5.0), (100, 6.0))]
+    assert runs.convergence(flat, 100)["met"]
+    assert not runs.convergence(falling, 100)["met"]
+    c = runs.convergence(up, 100)
+    assert c["diverged"] and not c["met"]
+
+
+@pytest.mark.parametrize("arch", ["pre_ln", "resi_dual"])
+def test_run_result_holds_what_the_chapters_read(arch):
+    res = runs.run_result(replace(TINY, arch=arch), PLAN)
+    assert res["status"] == "ok"
+    json.dumps(res, allow_nan=False)  # strict JSON
+    assert [c["step"] for c in res["checkpoints"]] == [0, 2, 8]
+    assert [p["step"] for p in res["val_curve"]] == [0, 2, 4, 8]
+    for ck in res["checkpoints"]:
+        parts = ck["measure"]
+        assert set(parts) == ({"post_ln", "dual"} if arch == "resi_dual" else {"stream"})
+        for rec in parts.values():
+            assert len(rec["omega_sq"]) == TINY.n_layer
+            assert len(rec["gram"]) == TINY.n_layer + 1
+            assert len(rec["omega_sq_per_sequence"]) == TINY.measure_windows
+    assert len(res["final"]["ablation"]["delta"]) == TINY.n_layer
+    assert res["final"]["val_loss"]["mean"] == pytest.approx(res["val_curve"][-1]["mean"], rel=1e-5)
+    assert {"code_version", "library_versions", "device", "wall_time_s", "seed", "convergence",
+            "flops_per_step"} <= set(res)
+
+
+def test_a_short_rerun_reproduces_the_first_checkpoint_interval():
+    full = runs.run_result(TINY, PLAN)
+    part = runs.run_result(TINY, PLAN, stop_at=2)
+    assert part["status"] == "partial" and "final" not in part
+    assert part["checkpoints"] == full["checkpoints"][:2]
+
+
+def test_resumed_run_gives_the_same_result(tmp_path):
+    full = runs.run_result(TINY, PLAN)
+    ck = tmp_path / "r.pt"
+    runs.run_result(TINY, PLAN, checkpoint=ck, stop_at=2)
+    resumed = runs.run_result(TINY, PLAN, checkpoint=ck)
+    for k in ("checkpoints", "val_curve", "train_loss", "final"):
+        assert resumed[k] == full[k]
+
+
+def test_flops_per_step_counts_six_n_per_token():
+    from resdecay_lib.models import build
+    m = build("pre_ln", 2, 16, 2, 85, 16, device="cpu")
+    n = sum(p.numel() for b in m.blocks for p in b.parameters()) + sum(p.numel() for p in m.ln_f.parameters())
+    assert runs.flops_per_step(m, TINY) == TINY.batch_size * TINY.block_size * (6 * n + 6 * 2 * 16 * 16)
+
+
+def test_ablation_hook_removes_the_block_and_leaves_no_hook():
+    st = T.train(TINY)
+    x = torch.randint(0, 80, (3, 16))
+    y = torch.randint(0, 80, (3, 16))
+    abl = evaluation.ablation_losses(st.model, x, y)
+    assert len(abl["delta"]) == TINY.n_layer
+    assert all(not b._forward_hooks for b in st.model.blocks)
+    blocks = st.model.blocks
+    keep = blocks[0]
+    blocks[0] = torch.nn.Identity()  # removing a block by hand gives the same loss
+    try:
+        by_hand = evaluation.window_losses(st.model, x, y).mean()
+    finally:
+        blocks[0] = keep
+    assert abl["loss"][0] == pytest.approx(by_hand, rel=1e-12)
+
+
+def test_gram_of_independent_summands_is_near_diagonal():
+    g = torch.Generator().manual_seed(0)
+    u = torch.randn(5, 8, 16, 256, generator=g)
+    G = probe.gram(torch.cumsum(u, 0))
+    assert G.shape == (5, 5)
+    assert np.allclose(np.diag(G), 1.0, atol=0.05)  # variance 1 - 1/D after centring
+    off = G[~np.eye(5, dtype=bool)]
+    assert np.abs(off).max() < 5 / math.sqrt(8 * 16 * 256)  # ~5 standard errors of a correlation
+
+
+def test_ngram_loss_matches_a_hand_count():
+    train = np.array([0, 1, 1, 0, 1, 2, 1, 1])
+    val = np.array([1, 1, 2])
+    # bigram, alpha 0.5, V 3: p(1|1) = (N(11)=2 + .5) / (N(1.)=4 + 1.5), p(2|1) = (1 + .5) / 5.5
+    want = -(math.log(2.5 / 5.5) + math.log(1.5 / 5.5)) / 2
+    assert baselines.ngram_loss(train, val, 2, 3, alpha=0.5) == pytest.approx(want, rel=1e-12)
+
+
+def test_ngram_loss_rejects_bad_input_naming_it():
+    t = np.array([0, 1, 2])
+    with pytest.raises(ValueError, match="n must"):
+        baselines.ngram_loss(t, t, 0, 3)
+    with pytest.raises(ValueError, match="alpha"):
+        baselines.ngram_loss(t, t, 2, 3, alpha=float("nan"))
+    with pytest.raises(ValueError, match="vocab_size"):
+        baselines.ngram_loss(t, t, 2, 2)
+
+
+def test_cli_train_writes_a_result_and_rejects_bad_input(tmp_path, capsys):
+    out = tmp_path / "r.json"
+    args = ["train", "--arch", "pre_ln", "--n-layer", "1", "--d-model", "16", "--n-head", "2",
+            "--block-size", "16", "--batch-size", "4", "--steps", "3", "--warmup", "1",
+            "--threads", "1", "--eval-windows", "4", "--measure-windows", "3", "--out", str(out)]
+    assert cli_main(args) == 0
+    assert json.loads(out.read_text())["config"]["steps"] == 3
+    assert cli_main(["train", "--n-layer", "0"]) == 2
+    assert "n_layer" in capsys.readouterr().err
