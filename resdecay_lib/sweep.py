@@ -19,7 +19,11 @@ checkpoint in ``$RESDECAY_CACHE/checkpoints/``.
 
 Command line::
 
-    python -m resdecay_lib sweep configs/train_sweep.toml [--root DIR] [--workers N]
+    python -m resdecay_lib sweep configs/train_sweep.toml [--root DIR]
+        [--executor local|dask|slurm] [--workers N] [--scheduler ADDRESS]
+
+The engines (a local process pool, a Dask cluster, SLURM through submitit) are
+:mod:`resdecay_lib.engines`; the result files do not depend on which one ran them.
 """
 from __future__ import annotations
 
@@ -44,11 +48,11 @@ from .train import TrainConfig
 
 __all__ = ["SPEC_KEYS", "STALE_AFTER_S", "SweepSpec", "load_sweep", "sweep_runs", "run_id", "result_path",
            "write_json_atomic", "read_result", "claim", "release", "run_one", "run_sweep",
-           "register_cli"]
+           "local_executor", "register_cli"]
 
 #: the top-level keys of a sweep file (``depths`` may be a list or a table per placement)
 SPEC_KEYS = {"name": str, "out": str, "archs": list, "depths": (list, dict), "seeds": list,
-             "lrs": list, "base": dict, "arch": dict, "plan": dict, "pilot": dict}
+             "lrs": list, "base": dict, "arch": dict, "plan": dict, "pilot": dict, "slurm": dict}
 #: a claim not refreshed for this long belongs to a process that is gone
 STALE_AFTER_S = 300.0
 _HEARTBEAT_S = 30.0
@@ -76,7 +80,8 @@ def load_sweep(path_or_dict) -> SweepSpec:
     ``models.ARCHS``), ``depths`` (a list, or a table ``arch -> list``), ``seeds``;
     optional ``name``, ``[base]`` (TrainConfig fields but arch, n_layer, seed),
     ``[arch.<name>]`` (per-placement TrainConfig fields), ``[plan]`` (RunPlan fields),
-    ``[pilot]`` (free-form notes of how the overrides were chosen), ``lrs`` (a list of peak
+    ``[pilot]`` (free-form notes of how the overrides were chosen), ``[slurm]`` (partition,
+    timeout_min, cpus_per_task, folder of the slurm engine: :mod:`resdecay_lib.engines`), ``lrs`` (a list of peak
     learning rates: a learning-rate pilot; every configuration runs once per rate, and the
     run's name ends in ``_lr<rate>``).
     """
@@ -145,6 +150,9 @@ def load_sweep(path_or_dict) -> SweepSpec:
     if bad:
         raise ValueError(f"{where}: [plan] has unknown keys {sorted(bad)}; valid: "
                          f"{sorted(f.name for f in fields(RunPlan))}")
+    if "slurm" in spec:
+        from .engines import check_slurm
+        check_slurm(spec["slurm"], where)
     res = SweepSpec(spec)
     res["depths"], res["seeds"] = depths, seeds
     # build every configuration now: a bad value fails here, naming its field, before any run
@@ -336,7 +344,10 @@ def run_one(spec: dict, cfg_dict: dict, root: str, code: str, progress=None) -> 
                 ck.rename(ck.with_name(ck.name + f".bad{os.getpid()}"))
             res = run_result(cfg, plan_of(spec), checkpoint=ck, progress=progress, code=code)
         write_json_atomic(res, path)
-        ck.unlink(missing_ok=True)
+        if res["status"] == "ok":
+            ck.unlink(missing_ok=True)  # a non-finite run keeps its last good checkpoint
+        else:
+            note = (note + "; " if note else "") + f"failed at step {res.get('failed_step')}"
         return name, (note + "; " if note else "") + f"{res['status']}, {res['wall_time_s']:.0f} s"
     finally:
         stop.set()
@@ -377,20 +388,71 @@ def local_executor(workers: int) -> cf.Executor:
 
 # ----------------------------------------------------------------------------- command line
 
-def _cmd_sweep(args) -> int:
+#: the largest --workers the command line accepts
+MAX_WORKERS = 1024
+
+
+def _cli_int(option: str, text, lo: int, hi: int) -> int:
     try:
+        value = int(text, 10)
+    except (TypeError, ValueError):
+        value = None
+    if value is None or not lo <= value <= hi:
+        raise ValueError(f"{option} must be an integer from {lo} to {hi}, got {text!r}")
+    return value
+
+
+def _cli_float(option: str, text, lo: float, hi: float) -> float:
+    try:
+        value = float(text)
+    except (TypeError, ValueError):
+        value = math.nan
+    if not (math.isfinite(value) and lo < value <= hi):
+        raise ValueError(f"{option} must be a number of seconds in ({lo:g}, {hi:g}], got {text!r}")
+    return value
+
+
+def _cmd_sweep(args) -> int:
+    from .engines import ENGINES, EngineUnavailable, check_scheduler, open_executor
+    try:
+        engine = args.executor
+        if engine is None:
+            engine = "dask" if args.scheduler is not None else "local"
+        if engine not in ENGINES:
+            raise ValueError(f"--executor must be one of {', '.join(ENGINES)}, got {engine!r}")
+        if args.scheduler is not None:
+            if engine != "dask":
+                raise ValueError(f"--scheduler is the address of a Dask scheduler: it goes with "
+                                 f"--executor dask (or alone), not with --executor {engine}")
+            check_scheduler(args.scheduler)
+        workers = None
+        if args.workers is not None:
+            workers = _cli_int("--workers", args.workers, 1, MAX_WORKERS)
+            if engine == "slurm" or args.scheduler is not None:
+                raise ValueError("--workers sets the processes of --executor local or of a "
+                                 "Dask LocalCluster; with "
+                                 + ("--scheduler the cluster's workers run the sweep"
+                                    if engine == "dask" else "--executor slurm every "
+                                    "configuration is a SLURM job of its own"))
+        timeout = _cli_float("--connect-timeout", args.connect_timeout, 0, 3600)
+        root = Path(args.root)
+        if root.exists() and not root.is_dir():
+            raise ValueError(f"--root must be a folder (it is created if absent), got the file {args.root!r}")
         spec = load_sweep(args.config)
-        if args.workers is not None and args.workers < 1:
-            raise ValueError(f"--workers must be a positive integer, got {args.workers}")
     except ValueError as exc:
         print(f"sweep: {exc}", file=sys.stderr)
         return 2
-    workers = args.workers or max(1, (os.cpu_count() or 1) // int(spec.get("base", {}).get("threads", 1)))
-    if workers == 1:
-        run_sweep(spec, root=args.root)
-    else:
-        with local_executor(workers) as ex:
-            run_sweep(spec, root=args.root, executor=ex)
+    if workers is None:
+        workers = max(1, (os.cpu_count() or 1) // int(spec.get("base", {}).get("threads", 1)))
+    # workers elsewhere (another process, node or folder) must find the store by its full path
+    root = root.resolve()
+    try:
+        with open_executor(engine, workers, args.scheduler, spec, root,
+                           connect_timeout=timeout) as ex:
+            run_sweep(spec, root=root, executor=ex)
+    except EngineUnavailable as exc:
+        print(f"sweep: {exc}", file=sys.stderr)
+        return 2
     return 0
 
 
@@ -399,6 +461,15 @@ def register_cli(sub) -> None:
     q = sub.add_parser("sweep", help="run a grid of training runs from a TOML file (resumable)")
     q.add_argument("config", help="sweep TOML file, e.g. configs/train_sweep.toml")
     q.add_argument("--root", default=".", help="folder the sweep's 'out' is relative to")
-    q.add_argument("--workers", type=int, default=None,
-                   help="processes side by side (default: cores / threads per run)")
+    q.add_argument("--executor", default=None, metavar="{local,dask,slurm}",
+                   help="where the runs execute: local processes (default), a Dask cluster, "
+                        "SLURM jobs (submitit)")
+    q.add_argument("--workers", default=None, metavar="N",
+                   help=f"local processes, or Dask LocalCluster workers, side by side (1 to "
+                        f"{MAX_WORKERS}; default: cores / threads per run)")
+    q.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                   help="address of a running Dask scheduler, e.g. tcp://10.0.0.5:8786 "
+                        "(implies --executor dask)")
+    q.add_argument("--connect-timeout", default="10", metavar="S",
+                   help="seconds to wait for the Dask scheduler (default 10)")
     q.set_defaults(func=_cmd_sweep)
