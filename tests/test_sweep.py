@@ -76,8 +76,8 @@ def test_write_json_atomic_leaves_nothing_on_failure_and_writes_standard_json(tm
     assert json.loads(p.read_text()) == {"x": None}
 
 
-def test_a_corrupt_result_is_reported_and_rerun(tmp_path, monkeypatch):
-    monkeypatch.setenv("RESDECAY_CACHE", str(tmp_path / "cache"))
+def test_a_corrupt_result_is_reported_and_rerun(tmp_path, monkeypatch, seed_corpus):
+    monkeypatch.setenv("RESDECAY_CACHE", str(seed_corpus(tmp_path / "cache")))
     spec = {**SPEC, "archs": ["pre_ln"], "depths": [1]}
     S.run_sweep(spec, root=tmp_path, log=lambda *a: None)
     p = tmp_path / "sweep" / "pre_ln_L1_s0.json"
@@ -97,7 +97,9 @@ def _start(cfg: Path, root: Path, cache: Path, workers=1):
 
 
 @pytest.mark.slow
-def test_sweep_killed_at_several_moments_resumes_to_the_uninterrupted_result(tmp_path):
+def test_sweep_killed_at_several_moments_resumes_to_the_uninterrupted_result(tmp_path, seed_corpus):
+    for cache in ("cache_ref", "cache_k"):  # the prepared corpus, linked into the fresh caches
+        seed_corpus(tmp_path / cache)
     cfg = tmp_path / "s.toml"
     cfg.write_text(_toml(SPEC))
     ref = _start(cfg, tmp_path / "ref", tmp_path / "cache_ref")
@@ -116,7 +118,8 @@ def test_sweep_killed_at_several_moments_resumes_to_the_uninterrupted_result(tmp
 
 
 @pytest.mark.slow
-def test_two_sweeps_on_one_folder_run_each_configuration_once(tmp_path):
+def test_two_sweeps_on_one_folder_run_each_configuration_once(tmp_path, seed_corpus):
+    seed_corpus(tmp_path / "cache")
     cfg = tmp_path / "s.toml"
     cfg.write_text(_toml(SPEC))
     a = _start(cfg, tmp_path, tmp_path / "cache")
