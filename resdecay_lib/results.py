@@ -1,48 +1,441 @@
-"""Reading stored sweeps: runs, complete cells, curves, Gram matrices, losses, flags.
+"""Reading the stored training sweep, and the analysis Chapters 7 and 8 rest on.
 
-Chapters 7 and 8 read the training sweep only through this module.
+Loading: :class:`Sweep` reads every stored run of a sweep file (``results/<out>/*.json``),
+keyed by (placement, depth, seed), and says which are missing.
+
+Flags (:func:`flag_runs`): a run is excluded from every fit, with its reason printed by
+the chapters, when it *diverged* (a non-finite loss, or a final validation loss above its
+loss at step 0), did *not converge* (:func:`resdecay_lib.runs.convergence`), or is an
+*outlier*: its final validation loss lies more than :data:`OUTLIER_Z` scales from the mean
+of its other seeds, the scale being the larger of their standard deviation and the median
+seed-to-seed standard deviation over all cells (two seeds alone estimate a spread badly).
+
+Exponents: per seed, the least-squares slope of log of the mean (over sequences) change
+omega_k^2 on log k over k_min <= k <= L (:func:`seed_exponents`); over seeds, a t interval
+(:func:`resdecay_lib.stats.t_interval`; 3 seeds give 2 degrees of freedom). Before an
+exponent summarises a curve, :func:`curvature` fits log omega^2 = a + b log k + q (log k)^2
+per seed and reports the drift of the local slope over the fit range, 2 q (log L - log
+k_min), with its t interval: a *power law* when that interval lies inside
++-:data:`DRIFT_MARGIN`, *bent* when it excludes 0, else *undetermined*.
+
+Reference exponents (:func:`reference_exponent`) are the slope of the theorem's exact
+curve over the same k range, in the convention the measured embedding-to-block variance
+ratio rho (:func:`rho`) chooses (:func:`convention`), never a bare -1.
+
+Chapter 8: the loss increase from removing block k (:func:`ablation`), its trend over k
+(:func:`ablation_trend`: Spearman's rank correlation per seed, no selection on the
+outcome), the validation loss against depth at a fixed number of steps or a fixed compute
+(:func:`loss_at_flops`), paired steps up the depth ladder (:func:`ladder_steps`) and the
+depth law L(l) = c l^-alpha + L_inf (:func:`depth_law`).
+
+Knows nothing of torch.
 """
 from __future__ import annotations
 
 import json
 import math
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
+from . import stats, theory
+from .fit import loglog_slope
 from .sweep import load_sweep, result_path, run_id, sweep_runs
 
-__all__ = ["load_runs", "choose_lr"]
+__all__ = ["OUTLIER_Z", "DRIFT_MARGIN", "EQUIV_MARGIN", "PART", "Sweep", "choose_lr",
+           "flag_runs", "final_loss", "at_step", "omega_per_sequence", "gram", "rho",
+           "convention", "reference_exponent", "curve_exponent", "seed_exponents",
+           "curvature", "rc_from_gram", "predictions", "prediction_log_errors", "departure",
+           "ablation", "ablation_trend", "loss_at_flops", "ladder_steps", "depth_law",
+           "mean_abs_block_corr"]
+
+#: a run whose final loss lies more than this many scales from its other seeds is an outlier
+OUTLIER_Z = 3.0
+#: a curve is a power law over its fit range when the local slope drifts by less than this
+#: (in exponent units) from one end of the range to the other, with 95% confidence: a tenth
+#: of the theorem's exponent, -1, either way would already be visible in every table, so
+#: twice that is the loosest margin that still calls a curve straight
+DRIFT_MARGIN = 0.2
+#: "agrees with the theorem": the exponent lies within this of the range-matched reference
+#: (TOST); 0.1 is a tenth of the theorem's exponent, about the spread of the reference
+#: itself between the two index conventions over k = 2..16 (-0.89 against -1.05)
+EQUIV_MARGIN = 0.1
+
+#: the stream each placement's blocks read: ResiDual's Post-LN stream x_a
+PART = {"resi_dual": "post_ln"}
 
 
-def load_runs(spec_or_path, root=".") -> tuple[dict, dict]:
-    """(spec, {run name: result}) for every stored run of the sweep (missing ones absent)."""
-    spec = load_sweep(spec_or_path)
-    runs = {}
-    for cfg in sweep_runs(spec):
-        p = result_path(spec, cfg, root)
-        if p.exists():
-            runs[run_id(spec, cfg)] = json.loads(p.read_text())
-    return spec, runs
+def part_of(arch: str) -> str:
+    return PART.get(arch, "stream")
+
+
+@dataclass
+class Sweep:
+    """Stored runs of one sweep file: ``runs[(arch, depth, seed)]`` -> result dict."""
+    spec: dict
+    runs: dict
+    missing: list = field(default_factory=list)
+
+    @classmethod
+    def load(cls, spec_or_path, root=".") -> "Sweep":
+        spec = load_sweep(spec_or_path)
+        runs, missing = {}, []
+        for cfg in sweep_runs(spec):
+            p = result_path(spec, cfg, root)
+            if p.exists():
+                runs[(cfg.arch, cfg.n_layer, cfg.seed)] = json.loads(p.read_text())
+            else:
+                missing.append(run_id(spec, cfg))
+        return cls(spec, runs, missing)
+
+    @property
+    def archs(self) -> list:
+        return list(self.spec["archs"])
+
+    def depths(self, arch: str) -> list:
+        return sorted(self.spec["depths"][arch])
+
+    @property
+    def seeds(self) -> list:
+        return list(self.spec["seeds"])
+
+    @property
+    def measure_steps(self) -> list:
+        return list(self.spec["plan"]["measure_steps"])
+
+    def cell(self, arch: str, L: int, exclude=()) -> list:
+        """The stored runs of (arch, L), seed order, without the names in ``exclude``."""
+        return [self.runs[(arch, L, s)] for s in self.seeds
+                if (arch, L, s) in self.runs and self.runs[(arch, L, s)]["name"] not in exclude]
+
+    def complete(self, arch: str, L: int) -> bool:
+        return all((arch, L, s) in self.runs for s in self.seeds)
 
 
 def choose_lr(pilot_spec, root=".") -> dict:
     """Per placement, the pilot's learning rate with the lowest final validation loss.
 
-    Runs that diverged (non-finite loss, or a final loss above the loss at step 0) are not
-    candidates. Returns ``{arch: {"lr": best, "losses": {lr: final loss or None}}}``.
+    Runs that diverged are not candidates. Returns ``{arch: {"lr": best, "losses": {lr:
+    final loss or None}}}``.
     """
-    spec, runs = load_runs(pilot_spec, root)
+    spec = load_sweep(pilot_spec)
     out = {}
     for a in spec["archs"]:
         losses = {}
-        for r in runs.values():
-            if r["config"]["arch"] != a:
+        for cfg in sweep_runs(spec):
+            p = result_path(spec, cfg, root)
+            if cfg.arch != a or not p.exists():
                 continue
+            r = json.loads(p.read_text())
             ok = r["status"] == "ok" and not r["convergence"]["diverged"]
-            losses[r["config"]["lr"]] = r["final"]["val_loss"]["mean"] if ok else None
+            losses[cfg.lr] = r["final"]["val_loss"]["mean"] if ok else None
         cands = {lr: v for lr, v in losses.items() if v is not None and math.isfinite(v)}
         if not cands:
             raise ValueError(f"the pilot has no finished, non-diverged run of {a}")
         out[a] = {"lr": min(cands, key=cands.get), "losses": dict(sorted(losses.items()))}
     return out
+
+
+# ----------------------------------------------------------------------------- flags
+
+def final_loss(r: dict) -> float:
+    """Final validation loss (nats/char); NaN for a run that did not finish."""
+    if r["status"] != "ok":
+        return float("nan")
+    return float(r["final"]["val_loss"]["mean"])
+
+
+def flag_runs(sweep: Sweep, z: float = OUTLIER_Z) -> dict:
+    """{run name: [reasons]} for every run to exclude from fits (see the module docstring)."""
+    flags: dict = {}
+    sds = []
+    for a in sweep.archs:
+        for L in sweep.depths(a):
+            v = [final_loss(r) for r in sweep.cell(a, L)]
+            v = [x for x in v if math.isfinite(x)]
+            if len(v) >= 2:
+                sds.append(float(np.std(v, ddof=1)))
+    floor = float(np.median(sds)) if sds else 0.0
+    for a in sweep.archs:
+        for L in sweep.depths(a):
+            cell = sweep.cell(a, L)
+            for r in cell:
+                why = []
+                if r["status"] != "ok" or r["convergence"]["diverged"]:
+                    why.append("diverged" + (f" (non-finite loss at step {r['failed_step']})"
+                                             if r["status"] == "non_finite" else ""))
+                else:
+                    if not r["convergence"]["met"]:
+                        why.append(f"not converged (last-fifth improvement "
+                                   f"{r['convergence']['improvement']:.1%})")
+                    others = [final_loss(o) for o in cell if o is not r]
+                    others = [x for x in others if math.isfinite(x)]
+                    if len(others) >= 2:
+                        scale = max(float(np.std(others, ddof=1)), floor)
+                        dev = abs(final_loss(r) - float(np.mean(others)))
+                        if scale > 0 and dev > z * scale:
+                            why.append(f"outlier ({dev / scale:.1f} scales from its other seeds)")
+                if why:
+                    flags[r["name"]] = why
+    return flags
+
+
+# ----------------------------------------------------------------------------- curves
+
+def at_step(r: dict, step: int) -> dict:
+    """The checkpoint record of run ``r`` at ``step`` (its measure and validation loss)."""
+    for c in r["checkpoints"]:
+        if c["step"] == step:
+            return c
+    raise KeyError(f"run {r['name']} has no checkpoint at step {step}; it has "
+                   f"{[c['step'] for c in r['checkpoints']]}")
+
+
+def omega_per_sequence(r: dict, step: int) -> np.ndarray:
+    """[n_sequences, L] per-sequence omega_k^2 of the stream the blocks read, at ``step``."""
+    return np.asarray(at_step(r, step)["measure"][part_of(r["config"]["arch"])]["omega_sq_per_sequence"])
+
+
+def gram(r: dict, step: int) -> np.ndarray:
+    """[L+1, L+1] Gram matrix of the summands (embedding, block outputs) at ``step``."""
+    return np.asarray(at_step(r, step)["measure"][part_of(r["config"]["arch"])]["gram"])
+
+
+def rho(G) -> float:
+    """Embedding-to-block variance ratio: G_00 over the mean of G_kk, k = 1..L."""
+    G = np.asarray(G)
+    return float(G[0, 0] / np.mean(np.diag(G)[1:]))
+
+
+def convention(rho_value: float) -> bool:
+    """The index convention rho chooses: embedding-counted (True) when the embedding weighs
+    at least half a block output (rho >= 1/2), the seed convention (False) below."""
+    return bool(rho_value >= 0.5)
+
+
+def reference_exponent(k_min: int, k_max: int, embedding_counted: bool) -> float:
+    """Slope of log omega_k^2 (the theorem's exact curve) on log k over k_min..k_max."""
+    k = np.arange(k_min, k_max + 1)
+    if not embedding_counted and k_min < 2:
+        raise ValueError("the seed convention starts at k = 2 (k_min must be >= 2)")
+    y = [float(theory.omega_sq(int(j), embedding_counted=embedding_counted)) for j in k]
+    return loglog_slope(k, y)[0]
+
+
+def curve_exponent(y, k_min: int) -> float:
+    """Slope of log y_k on log k for k = k_min..len(y) (y indexed from k = 1)."""
+    y = np.asarray(y, float)
+    k = np.arange(1, len(y) + 1)
+    return loglog_slope(k[k_min - 1:], y[k_min - 1:])[0]
+
+
+def seed_exponents(sweep: Sweep, arch: str, L: int, step: int, k_min: int = 2,
+                   exclude=()) -> np.ndarray:
+    """Per stored seed (excluded runs left out), the exponent of the mean omega_k^2 curve."""
+    return np.array([curve_exponent(omega_per_sequence(r, step).mean(0), k_min)
+                     for r in sweep.cell(arch, L, exclude) if r["status"] == "ok"])
+
+
+def curvature(curves, k_min: int, level: float = 0.95) -> dict:
+    """Is each curve a power law over k_min..L? ``curves``: [seeds, L] mean omega_k^2 per seed.
+
+    Per seed, least squares of log y = a + b u + q u^2 (u = log k); the drift of the local
+    slope over the range is 2 q (u_max - u_min). Returns the drift's t interval and the
+    shape: "power law" (interval inside +-DRIFT_MARGIN), "bent" (excludes 0), or
+    "undetermined".
+    """
+    Y = np.log(np.asarray(curves, float))
+    L = Y.shape[1]
+    u = np.log(np.arange(k_min, L + 1))
+    X = np.stack([np.ones_like(u), u, u * u], 1)
+    coef = np.linalg.lstsq(X, Y[:, k_min - 1:].T, rcond=None)[0]        # (3, seeds)
+    drift = 2 * coef[2] * (u[-1] - u[0])
+    iv = stats.t_interval(drift, level)
+    if -DRIFT_MARGIN <= iv.lo and iv.hi <= DRIFT_MARGIN:
+        shape = "power law"
+    elif iv.lo > 0 or iv.hi < 0:
+        shape = "bent"
+    else:
+        shape = "undetermined"
+    return {"drift": iv, "shape": shape}
+
+
+# ----------------------------------------------------------------------------- independence
+
+def rc_from_gram(G):
+    """Stream-level r_k = sqrt(F_k / V_k) and c_k = C_k / sqrt(V_k F_k), k = 1..L.
+
+    V_k = sum_{i,j<k} G_ij (the stream entering block k), F_k = G_kk, C_k = sum_{i<k} G_ik.
+    """
+    G = np.asarray(G, float)
+    L = len(G) - 1
+    V = np.array([G[:k, :k].sum() for k in range(1, L + 1)])
+    F = np.diag(G)[1:]
+    C = np.array([G[:k, k].sum() for k in range(1, L + 1)])
+    return np.sqrt(F / V), np.clip(C / np.sqrt(V * F), -1, 1)
+
+
+def predictions(G, embedding_counted: bool = True) -> dict:
+    """Three predictions of omega_k^2, k = 1..L, from the Gram matrix of the summands.
+
+    ``theorem``: equal variances, independent (the exact curve in the given convention);
+    ``hetero``: the measured variances, still independent (theory.omega_sq_hetero of the
+    diagonal); ``rc``: variances and correlations (theory.change_sq_rc of :func:`rc_from_gram`).
+    In the seed convention block 1's theorem value is undefined (NaN).
+    """
+    G = np.asarray(G, float)
+    L = len(G) - 1
+    theo = np.array([float(theory.omega_sq(k, embedding_counted=True)) if embedding_counted
+                     else (float(theory.omega_sq(k)) if k >= 2 else float("nan"))
+                     for k in range(1, L + 1)])
+    r, c = rc_from_gram(G)
+    return {"theorem": theo, "hetero": np.asarray(theory.omega_sq_hetero(np.diag(G))),
+            "rc": np.asarray(theory.change_sq_rc(r, c), float)}
+
+
+def prediction_log_errors(G, measured, k_min: int = 2, embedding_counted: bool = True) -> dict:
+    """Mean over k = k_min..L of |log(pred / measured)| for each prediction."""
+    m = np.asarray(measured, float)[k_min - 1:]
+    return {n: float(np.mean(np.abs(np.log(p[k_min - 1:] / m))))
+            for n, p in predictions(G, embedding_counted).items()}
+
+
+def mean_abs_block_corr(G) -> float:
+    """Mean |correlation| between different block outputs u_1..u_L (embedding excluded)."""
+    G = np.asarray(G, float)
+    d = np.sqrt(np.diag(G))
+    C = (G / np.outer(d, d))[1:, 1:]
+    return float(np.abs(C[~np.eye(len(C), dtype=bool)]).mean())
+
+
+#: Chapter 5's departures, by what they predict for r_k ~ k^a and c_k at large k
+DEPARTURES = {
+    "independent (theorem, or power-law variances)": {"r_exp": -0.5, "c_sign": 0},
+    "feedback a > 0 (blocks write back what they read)": {"r_exp": -1.0, "c_sign": 1},
+    "no decay (geometric growth, or feedback a < 0)": {"r_exp": 0.0, "c_sign": None},
+}
+
+
+def departure(grams, k_min: int = 2, level: float = 0.95) -> dict:
+    """Where trained networks sit among Chapter 5's departures.
+
+    ``grams``: one Gram matrix per seed. Per seed: the exponent a of r_k ~ k^a over
+    k_min..L and the mean of c_k over the same range; their t intervals over seeds; and the
+    departures of :data:`DEPARTURES` whose predicted r exponent lies inside the interval of
+    a and whose sign of c agrees with the interval of the mean c (0: the interval holds 0).
+    """
+    a, cm = [], []
+    for G in grams:
+        r, c = rc_from_gram(G)
+        a.append(curve_exponent(r, k_min))
+        cm.append(float(np.mean(c[k_min - 1:])))
+    ia, ic = stats.t_interval(a, level), stats.t_interval(cm, level)
+    sign = 0 if ic.lo <= 0 <= ic.hi else (1 if ic.lo > 0 else -1)
+    fits = [name for name, d in DEPARTURES.items()
+            if ia.contains(d["r_exp"]) and (d["c_sign"] is None or d["c_sign"] == sign)]
+    return {"r_exp": ia, "c_mean": ic, "c_sign": sign, "consistent_with": fits}
+
+
+# ----------------------------------------------------------------------------- cost of depth
+
+def ablation(r: dict) -> tuple[np.ndarray, np.ndarray]:
+    """(delta_k, se_k), k = 1..L: the validation-loss increase from removing block k."""
+    a = r["final"]["ablation"]
+    return np.asarray(a["delta"]), np.asarray(a["delta_se"])
+
+
+def ablation_trend(sweep: Sweep, arch: str, L: int, exclude=(), level: float = 0.95):
+    """Spearman's rank correlation of delta_k with k over k = 2..L, per seed, and its t
+    interval over seeds (block 1, which reads the bare embedding, is reported apart)."""
+    rhos = [stats.spearman(np.arange(2, L + 1), ablation(r)[0][1:])
+            for r in sweep.cell(arch, L, exclude) if r["status"] == "ok"]
+    return np.array(rhos), (stats.t_interval(rhos, level) if len(rhos) >= 3 else None)
+
+
+def loss_at_flops(r: dict, flops: float) -> float:
+    """The validation loss of run ``r`` after ``flops`` training FLOPs: its loss curve,
+    interpolated linearly in log step between evaluations; NaN beyond the run's end."""
+    steps = np.array([p["step"] for p in r["val_curve"]], float)
+    loss = np.array([p["mean"] for p in r["val_curve"]], float)
+    s = flops / r["flops_per_step"]
+    if s > steps[-1] * (1 + 1e-9) or s < steps[1]:
+        return float("nan")
+    return float(np.interp(math.log(s), np.log(steps[1:]), loss[1:]))
+
+
+def ladder_steps(losses: dict, level: float = 0.95) -> list:
+    """Paired steps up a depth ladder. ``losses``: {depth: [loss per seed]} (seeds in one
+    order: a seed sees the same batches at every depth, so the pairing is real).
+
+    For each consecutive pair of depths, the per-seed change of the loss and its t
+    interval at ``level`` (the caller corrects ``level`` for the number of steps):
+    (l_from, l_to, TInterval).
+    """
+    ds = sorted(losses)
+    out = []
+    for a, b in zip(ds, ds[1:]):
+        diff = np.asarray(losses[b], float) - np.asarray(losses[a], float)
+        out.append((a, b, stats.t_interval(diff, level)))
+    return out
+
+
+def depth_law(depths, loss, alphas=np.geomspace(0.05, 5.0, 600)) -> dict:
+    """Least squares of loss(l) = c l^-alpha + L_inf over ``depths``: for each alpha of the
+    grid, (c, L_inf) is a linear fit; the alpha with the smallest residual is returned with
+    c, L_inf and ``at_edge`` (True when it is the grid's end: the fit is not determined)."""
+    l = np.asarray(depths, float)
+    y = np.asarray(loss, float)
+    best = None
+    for al in alphas:
+        X = np.stack([l ** -al, np.ones_like(l)], 1)
+        coef, *_ = np.linalg.lstsq(X, y, rcond=None)
+        res = float(((X @ coef - y) ** 2).sum())
+        if best is None or res < best[0]:
+            best = (res, float(al), float(coef[0]), float(coef[1]))
+    _, al, c, linf = best
+    return {"alpha": al, "c": c, "L_inf": linf,
+            "at_edge": bool(al in (float(alphas[0]), float(alphas[-1])))}
+
+
+# ----------------------------------------------------------------------------- summaries
+
+@dataclass(frozen=True)
+class ExponentFit:
+    """The exponent of omega_k^2 of one (placement, depth, step) cell over k_min..L.
+
+    ``interval``: t interval over the seeds kept (``n`` of them); ``rho``: mean
+    embedding-to-block variance ratio; ``embedding_counted``: the convention it chooses;
+    ``reference``: the theorem's exponent over the same range in that convention;
+    ``reference_other``: in the other convention; ``shape``: :func:`curvature`'s verdict,
+    ``drift`` its interval.
+    """
+    arch: str
+    L: int
+    step: int
+    k_min: int
+    interval: stats.TInterval
+    rho: float
+    embedding_counted: bool
+    reference: float
+    reference_other: float
+    shape: str
+    drift: stats.TInterval
+
+
+def exponent_fit(sweep: Sweep, arch: str, L: int, step: int, k_min: int = 2, exclude=(),
+                 level: float = 0.95) -> ExponentFit:
+    """:class:`ExponentFit` of a cell from its kept seeds (at least 3 needed)."""
+    cell = [r for r in sweep.cell(arch, L, exclude) if r["status"] == "ok"]
+    if len(cell) < 3:
+        raise ValueError(f"{arch} at L = {L} has {len(cell)} usable seeds; an interval needs 3")
+    curves = np.array([omega_per_sequence(r, step).mean(0) for r in cell])
+    slopes = [curve_exponent(c, k_min) for c in curves]
+    rh = float(np.mean([rho(gram(r, step)) for r in cell]))
+    ec = convention(rh)
+    kr = max(k_min, 2)  # the seed convention starts at k = 2
+    ref = reference_exponent(k_min if ec else kr, L, ec)
+    other = reference_exponent(kr if ec else k_min, L, not ec) if (ec or k_min >= 1) else float("nan")
+    cv = curvature(curves, k_min, level)
+    return ExponentFit(arch, L, step, k_min, stats.t_interval(slopes, level), rh, ec, ref, other,
+                       cv["shape"], cv["drift"])

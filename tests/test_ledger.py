@@ -84,6 +84,11 @@ def test_every_rule_gives_a_valid_verdict_on_any_evidence():
     for _ in range(200):
         ev = {k: rng.choice([rng.uniform(-3, 3), 0.0, 1.0, -1.0, rng.uniform(0, 10)])
               for c in CLAIMS for k in c.keys}
+        for k in ev:  # standard errors and degrees of freedom have their own ranges
+            if k.endswith("_se"):
+                ev[k] = abs(ev[k])
+            if k.endswith("_t_df"):
+                ev[k] = float(rng.randint(1, 10))
         for claim, verdict in evaluate(ev):
             assert verdict.word in VERDICTS and verdict.reason and "\n" not in verdict.reason
 
@@ -123,22 +128,55 @@ def _exp(name, v, lo, hi):
     return {name: v, name + "_lo": lo, name + "_hi": hi}
 
 
-def test_training_verdicts_follow_the_trained_exponent():
-    init = _exp("ev_init_exp_trainedruns_pre_ln", -1.0, -1.1, -0.9)
-    same = {**init, **_exp("ev_trained_exp_pre_ln", -0.98, -1.05, -0.9)}
-    flat = {**init, **_exp("ev_trained_exp_pre_ln", -0.5, -0.6, -0.4)}
-    steep = {**init, **_exp("ev_trained_exp_pre_ln", -1.6, -1.7, -1.5)}
+def _trained(init=-0.9, init_ref=-0.9, tr=-0.9, tr_ref=-0.9, se=0.01):
+    return {"ev_init_exp_trainedruns_pre_ln": init, "ev_init_exp_trainedruns_pre_ln_se": se,
+            "ev_init_ref_pre_ln": init_ref, "ev_trained_exp_pre_ln": tr,
+            "ev_trained_exp_pre_ln_se": se, "ev_trained_ref_pre_ln": tr_ref, "ev_exp_t_df": 2.0}
+
+
+def test_init_vs_training_is_an_equivalence_test_against_the_matched_reference():
+    v = lambda ev: BY_ID["claim-init-not-training"].verdict(ev).word  # noqa: E731
+    assert v(_trained()) == "does not hold"                        # both equivalent
+    assert v(_trained(tr=-2.0, tr_ref=-1.05)) == "holds"          # init equivalent, trained far
+    assert v(_trained(init=-0.7, tr=-2.0, tr_ref=-1.05)) == "holds with correction"
+    assert v(_trained(init=-0.5, tr=-1.2, tr_ref=-1.05)) == "does not hold"   # trained nearer
+    # a wide interval cannot establish equivalence or departure: the data cannot tell
+    assert v(_trained(tr=-1.2, tr_ref=-1.05, se=0.2, init=-0.9)) == "open"
+
+
+def test_compensation_reads_the_exponent_of_r():
+    v = lambda lo, hi: BY_ID["claim-compensation"].verdict(_exp("ev_trained_r_exp_pre_ln", (lo + hi) / 2, lo, hi)).word  # noqa: E731
+    assert v(-0.3, -0.1) == "holds"
+    assert v(-1.2, -0.8) == "does not hold"
+    assert v(-0.7, -0.3) == "open"
+
+
+def test_idle_blocks_and_depth_cost_can_each_come_out_every_way():
+    idle = {**_exp("ev_ablation_trend_pre_ln", -0.6, -0.9, -0.3), "ev_ablation_block1_pre_ln": 1.0}
     v = lambda cid, ev: BY_ID[cid].verdict(ev).word  # noqa: E731
-    assert v("claim-init-not-training", same) == "does not hold"
-    assert v("claim-init-not-training", flat) == "holds"
-    assert v("claim-compensation", same) == "does not hold"
-    assert v("claim-compensation", flat) == "holds"
-    assert v("claim-compensation", steep) == "does not hold"
-    assert "steepens" in BY_ID["claim-compensation"].verdict(steep).reason
-    # neither interval holds -1, but init is nearer: the comparative claim holds, corrected
-    near = {**_exp("ev_init_exp_trainedruns_pre_ln", -0.9, -0.92, -0.88), **_exp("ev_trained_exp_pre_ln", -1.7, -1.75, -1.65)}
-    assert v("claim-init-not-training", near) == "holds with correction"
-    assert v("claim-compensation", near) == "does not hold"
+    assert v("claim-idle-blocks", idle) == "holds"
+    assert v("claim-idle-blocks", {**idle, **_exp("ev_ablation_trend_pre_ln", 0.6, 0.3, 0.9)}) == "does not hold"
+    assert v("claim-idle-blocks", {**idle, **_exp("ev_ablation_trend_pre_ln", 0.0, -0.3, 0.3)}) == "open"
+    gaps = {k: v_ for g in ("peri_ln", "resi_dual", "ln_scaling")
+            for k, v_ in _exp(f"ev_val_loss_gap_{g}", 0.05, 0.01, 0.09).items()}
+    stops = {**idle, **gaps, **_exp("ev_depth_stops_paying_pre_ln", 8.0, 8.0, 16.0)}
+    assert v("claim-depth-cost", stops) == "holds with correction"
+    assert v("claim-depth-cost", {**stops, **_exp("ev_val_loss_gap_resi_dual", -0.05, -0.09, -0.01)}) == "holds"
+    assert v("claim-depth-cost", {**stops, **_exp("ev_depth_stops_paying_pre_ln", math.inf, 16.0, math.inf)}) == "does not hold"
+    assert v("claim-depth-cost", {**stops, **_exp("ev_ablation_trend_pre_ln", 0.0, -0.3, 0.3)}) == "open"
+
+
+def test_independence_separates_what_the_correlations_carry_with_a_margin():
+    ok5 = {"ev_hetero_maxz": 1.0, "ev_hetero_z_crit": 3.0, "ev_rc_maxz": 1.0, "ev_rc_z_crit": 3.0}
+    ev = {**ok5, "ev_block_corr_mean_abs": 0.5, "ev_pred_logerr_theorem": 2.0,
+          "ev_pred_logerr_hetero": 0.4, "ev_pred_logerr_rc": 0.1,
+          **_exp("ev_share_var", 0.8, 0.7, 0.9), **_exp("ev_share_corr", 0.15, 0.12, 0.18)}
+    v = lambda e: BY_ID["claim-independence"].verdict(e).word  # noqa: E731
+    assert v(ev) == "holds"
+    assert v({**ev, **_exp("ev_share_corr", 0.05, 0.02, 0.08)}) == "does not hold"
+    assert v({**ev, **_exp("ev_share_corr", 0.1, 0.02, 0.18)}) == "open"
+    assert v({**ev, "ev_pred_logerr_theorem": 0.05}) == "does not hold"   # the theorem already predicts it
+    assert v({**ev, "ev_rc_maxz": 5.0}) == "open"
 
 
 def test_fixes_and_pretrained_and_promote_verdicts_change_with_evidence():
@@ -154,9 +192,11 @@ def test_fixes_and_pretrained_and_promote_verdicts_change_with_evidence():
     assert BY_ID["claim-pretrained"].verdict(pt).word == "holds with correction"
     assert BY_ID["claim-pretrained"].verdict({**pt, "ev_quant_shift": 0.2}).word == "holds"
     assert BY_ID["claim-pretrained"].verdict({**pt, "ev_pretrained_exp_smollm2_hi": 0.1}).word == "does not hold"
-    tr = {**pt, **_exp("ev_trained_exp_pre_ln", -1.0, -1.1, -0.9)}
+    tr = {**pt, **_exp("ev_trained_exp_pre_ln", -1.0, -1.1, -0.9), "ev_trained_exp_pre_ln_se": 0.01,
+          "ev_trained_ref_pre_ln": -1.02, "ev_exp_t_df": 2.0}
     assert BY_ID["claim-promote"].verdict(tr).word == "holds with correction"
     assert BY_ID["claim-promote"].verdict({**tr, "ev_quant_shift": 0.2}).word == "holds"
+    assert BY_ID["claim-promote"].verdict({**tr, "ev_trained_ref_pre_ln": -1.5, "ev_quant_shift": 0.2}).word == "holds with correction"
     assert BY_ID["claim-promote"].verdict({**tr, "ev_trained_exp_pre_ln_hi": 0.3}).word == "does not hold"
 
 
@@ -257,6 +297,7 @@ def test_pretrained_verdict_widens_by_the_fit_range_when_glued():
     claim = BY_ID["claim-pretrained"]
     assert claim.verdict(pt).word == "holds with correction"           # decays, slowly
     assert claim.verdict({**pt, "ev_fitrange_shift_smollm2": 0.3}).word == "does not hold"
-    tr = {**pt, **_exp("ev_trained_exp_pre_ln", -1.8, -1.9, -1.7), "ev_fitrange_shift_smollm2": 0.3}
+    tr = {**pt, **_exp("ev_trained_exp_pre_ln", -1.8, -1.9, -1.7), "ev_fitrange_shift_smollm2": 0.3,
+          "ev_trained_exp_pre_ln_se": 0.03, "ev_trained_ref_pre_ln": -1.05, "ev_exp_t_df": 2.0}
     assert BY_ID["claim-promote"].verdict(tr).word == "does not hold"
     assert BY_ID["claim-promote"].verdict(tr).reason.startswith("do not promote")

@@ -1,0 +1,152 @@
+"""The book's figure kinds for the training chapters: one function per kind.
+
+Each function takes plain arrays and dicts (what :mod:`resdecay_lib.results` computes) and
+returns a matplotlib Figure; the chapters glue it. Nothing here computes a result.
+"""
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")  # figures are glued as PNG: no display needed
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+
+__all__ = ["NAMES", "exponent_through_training", "change_curves", "loss_curves",
+           "ablation_profiles", "depth_curves", "correlation_maps", "rc_profiles"]
+
+#: display names of the placements
+NAMES = {"pre_ln": "Pre-LN", "post_ln": "Post-LN", "peri_ln": "Peri-LN",
+         "resi_dual": "ResiDual", "ln_scaling": "LN-Scaling", "deepnorm": "DeepNorm",
+         "mix_ln": "Mix-LN"}
+
+
+def exponent_through_training(rows: dict, title: str):
+    """rows: {arch: [(step, mean, lo, hi, reference), ...]} -> exponent of omega_k^2 vs step."""
+    fig, ax = plt.subplots(figsize=(6.8, 3.8))
+    for i, (a, pts) in enumerate(rows.items()):
+        st = np.array([p[0] for p in pts], float)
+        x = np.where(st == 0, st[1] / 3 if len(st) > 1 else 1, st) * (1 + 0.04 * (i - 2))
+        m, lo, hi = (np.array([p[j] for p in pts]) for j in (1, 2, 3))
+        ax.errorbar(x, m, yerr=[m - lo, hi - m], fmt="o-", ms=3, lw=1, capsize=2,
+                    color=f"C{i}", label=NAMES.get(a, a))
+        ax.plot(x, [p[4] for p in pts], ":", color=f"C{i}", lw=1)
+    ax.set_xscale("log")
+    ax.set_xlabel("training step (step 0 drawn at the left)")
+    ax.set_ylabel(r"exponent of $\omega_k^2$")
+    ax.set_title(title, fontsize=9)
+    ax.legend(fontsize=7, ncol=2)
+    fig.tight_layout()
+    return fig
+
+
+def change_curves(curves: dict, theory: dict, L: int):
+    """curves: {arch: {label: (mean, se)}} over k = 1..L; theory: {label: curve}."""
+    fig, axes = plt.subplots(1, len(curves), figsize=(2.8 * len(curves), 3.0), sharey=True)
+    axes = np.atleast_1d(axes)
+    k = np.arange(1, L + 1)
+    for ax, (a, byw) in zip(axes, curves.items()):
+        for j, (w, (m, se)) in enumerate(byw.items()):
+            ax.errorbar(k, m, yerr=2 * np.asarray(se), fmt="o-", ms=2, lw=0.8,
+                        color=str(0.65 - 0.6 * j / max(1, len(byw) - 1)) if j < len(byw) - 1 else "C0",
+                        label=w)
+        for st, (lab, y) in zip(("k--", "k:"), theory.items()):
+            ax.plot(k, y[:L], st, lw=1, label=lab)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_title(NAMES.get(a, a), fontsize=9)
+        ax.set_xlabel("block k")
+    axes[0].set_ylabel(r"$\omega_k^2$ measured")
+    axes[0].legend(fontsize=6)
+    fig.tight_layout()
+    return fig
+
+
+def loss_curves(curves: dict, baselines: dict):
+    """curves: {label: (steps, loss)}; baselines: {label: loss} drawn as horizontal lines."""
+    fig, ax = plt.subplots(figsize=(6.4, 3.6))
+    for i, (lab, (s, y)) in enumerate(curves.items()):
+        ax.plot(np.maximum(s, 1), y, "-", lw=1, color=f"C{i % 10}", label=lab)
+    for j, (lab, v) in enumerate(baselines.items()):
+        ax.axhline(v, color="0.5", lw=0.8, ls=("--", ":", "-.", (0, (1, 3)))[j % 4])
+        ax.text(1.05, v, lab, fontsize=7, va="bottom", color="0.3")
+    ax.set_xscale("log")
+    ax.set_xlabel("training step")
+    ax.set_ylabel("validation loss (nats/char)")
+    ax.set_ylim(1.4, 3.6)
+    ax.legend(fontsize=6, ncol=2)
+    fig.tight_layout()
+    return fig
+
+
+def ablation_profiles(profiles: dict):
+    """profiles: {title: (delta_mean [L], se [L])}: loss increase from removing block k."""
+    fig, axes = plt.subplots(1, len(profiles), figsize=(2.8 * len(profiles), 3.0))
+    axes = np.atleast_1d(axes)
+    for ax, (t, (m, se)) in zip(axes, profiles.items()):
+        k = np.arange(1, len(m) + 1)
+        ax.bar(k[1:], m[1:], yerr=2 * np.asarray(se[1:]), color="C0", width=0.7)
+        ax.set_title(f"{t}\nblock 1: {m[0]:.2f}", fontsize=8)
+        ax.axhline(0, color="k", lw=0.5)
+        ax.set_xlabel("block k removed (k >= 2)")
+    axes[0].set_ylabel("validation loss increase")
+    fig.tight_layout()
+    return fig
+
+
+def depth_curves(panels: dict):
+    """panels: {title: {arch: (depths, mean, lo, hi)}}: validation loss against depth."""
+    fig, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels), 3.4), sharey=False)
+    axes = np.atleast_1d(axes)
+    for ax, (t, byarch) in zip(axes, panels.items()):
+        for i, (a, (d, m, lo, hi)) in enumerate(byarch.items()):
+            m, lo, hi = map(np.asarray, (m, lo, hi))
+            ax.errorbar(np.asarray(d) * (1 + 0.02 * (i - 2)), m, yerr=[m - lo, hi - m], fmt="o-",
+                        ms=3, capsize=2, lw=1, color=f"C{i}", label=NAMES.get(a, a))
+        ax.set_xscale("log")
+        ax.set_xticks(sorted({x for v in byarch.values() for x in v[0]}))
+        ax.get_xaxis().set_major_formatter(matplotlib.ticker.ScalarFormatter())
+        ax.set_xlabel("depth L")
+        ax.set_title(t, fontsize=9)
+    axes[0].set_ylabel("validation loss (nats/char)")
+    axes[0].legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+def correlation_maps(mats: dict):
+    """mats: {title: correlation matrix}: the summands' correlations."""
+    fig, axes = plt.subplots(1, len(mats), figsize=(3.8 * len(mats), 3.4))
+    axes = np.atleast_1d(axes)
+    for ax, (t, C) in zip(axes, mats.items()):
+        im = ax.imshow(C, vmin=-1, vmax=1, cmap="RdBu_r")
+        ax.set_title(t, fontsize=9)
+        ax.set_xlabel("summand j (0 = embedding)")
+    axes[0].set_ylabel("summand i")
+    fig.colorbar(im, ax=list(axes), shrink=0.8, label="correlation")
+    return fig
+
+
+def rc_profiles(prof: dict, L: int):
+    """prof: {label: (r [L], c [L], s2 [L])}: block output variance, r_k and c_k against k."""
+    fig, axes = plt.subplots(1, 3, figsize=(11, 3.2))
+    k = np.arange(1, L + 1)
+    for i, (lab, (r, c, s2)) in enumerate(prof.items()):
+        axes[0].plot(k, s2, "o-", ms=2, lw=0.8, color=f"C{i}", label=lab)
+        axes[1].plot(k, r, "o-", ms=2, lw=0.8, color=f"C{i}", label=lab)
+        axes[2].plot(k, c, "o-", ms=2, lw=0.8, color=f"C{i}", label=lab)
+    axes[1].plot(k, 1 / np.sqrt(k), "k--", lw=1, label=r"$1/\sqrt{k}$ (theorem)")
+    axes[1].plot(k, 1 / k, "k:", lw=1, label=r"$1/k$ (feedback, Chapter 5)")
+    axes[0].set_yscale("log")
+    axes[0].set_ylabel(r"$s_k^2$ (block output variance)")
+    for ax in axes[:2]:
+        ax.set_xscale("log")
+    axes[1].set_yscale("log")
+    axes[1].set_ylabel(r"$r_k$ = |block output| / |stream|")
+    axes[2].axhline(0, color="k", lw=0.6)
+    axes[2].set_ylabel(r"$c_k$ = cos(stream, block output)")
+    for ax in axes:
+        ax.set_xlabel("block k")
+    axes[1].legend(fontsize=6)
+    axes[0].legend(fontsize=6)
+    fig.tight_layout()
+    return fig
