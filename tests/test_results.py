@@ -1,0 +1,177 @@
+"""Tests of resdecay_lib.results (the analysis of stored sweeps) and resdecay_lib.stats."""
+import json
+import math
+
+import numpy as np
+import pytest
+
+from resdecay_lib import results as R, stats, theory
+from resdecay_lib.fit import loglog_slope
+
+
+# ----------------------------------------------------------------------------- stats
+
+@pytest.mark.parametrize("p, df, want", [(0.975, 1, 12.706), (0.975, 2, 4.303), (0.975, 5, 2.571),
+                                         (0.95, 2, 2.920), (0.995, 10, 3.169), (0.975, 1e7, 1.960)])
+def test_t_quantile_matches_the_printed_table(p, df, want):
+    assert stats.t_quantile(p, df) == pytest.approx(want, abs=6e-4)
+
+
+def test_t_interval_covers_the_mean_at_its_level():
+    rng = np.random.default_rng(0)
+    hits = sum(stats.t_interval(rng.normal(1.0, 2.0, 3)).contains(1.0) for _ in range(4000))
+    assert abs(hits / 4000 - 0.95) < 3 * math.sqrt(0.95 * 0.05 / 4000)
+
+
+def test_equivalence_needs_the_whole_interval_inside_the_margin():
+    ok, iv = stats.equivalent([1.0, 1.01, 0.99], 1.0, 0.1)
+    assert ok and iv.level == pytest.approx(0.9)
+    assert not stats.equivalent([1.0, 1.2, 0.8], 1.0, 0.1)[0]      # too noisy to tell
+    assert not stats.equivalent([1.5, 1.51, 1.49], 1.0, 0.1)[0]    # precisely elsewhere
+
+
+def test_spearman_averages_ties_and_rejects_constants():
+    assert stats.spearman([1, 2, 3], [3, 2, 1]) == pytest.approx(-1.0)
+    assert stats.spearman([1, 2, 2, 3], [1, 2, 3, 4]) == pytest.approx(0.9486832980505138)
+    with pytest.raises(ValueError, match="constant"):
+        stats.spearman([1, 1, 1], [1, 2, 3])
+
+
+def test_stats_reject_bad_input_naming_it():
+    with pytest.raises(ValueError, match="at least 3"):
+        stats.t_interval([1.0, 2.0])
+    with pytest.raises(ValueError, match="df"):
+        stats.t_quantile(0.9, 0)
+    with pytest.raises(ValueError, match="margin"):
+        stats.equivalent([1, 2, 3], 0.0, -1)
+    with pytest.raises(ValueError, match="m must"):
+        stats.bonferroni(0.05, 0)
+
+
+# ----------------------------------------------------------------------------- curves
+
+def test_reference_exponent_is_the_exact_curves_slope_over_the_same_range():
+    k = np.arange(2, 17)
+    y = [float(theory.omega_sq(int(j), embedding_counted=True)) for j in k]
+    assert R.reference_exponent(2, 16, True) == pytest.approx(loglog_slope(k, y)[0], rel=1e-12)
+    assert R.reference_exponent(2, 16, False) < R.reference_exponent(2, 16, True) < -0.8
+    with pytest.raises(ValueError, match="k_min"):
+        R.reference_exponent(1, 16, False)
+
+
+def test_curvature_calls_a_power_law_straight_and_a_bend_bent():
+    k = np.arange(1, 17)
+    rng = np.random.default_rng(1)
+    straight = np.array([k ** -1.0 * np.exp(0.01 * rng.standard_normal(16)) for _ in range(3)])
+    bent = np.array([k ** -1.0 * np.exp(0.5 * np.log(k) ** 2 + 0.01 * rng.standard_normal(16)) for _ in range(3)])
+    assert R.curvature(straight, 2)["shape"] == "power law"
+    assert R.curvature(bent, 2)["shape"] == "bent"
+    noisy = np.array([k ** -1.0 * np.exp(0.3 * rng.standard_normal(16)) for _ in range(3)])
+    assert R.curvature(noisy, 2)["shape"] in ("undetermined", "bent", "power law")
+
+
+def test_rho_and_the_convention_it_chooses():
+    G = np.diag([1.0, 1.0, 1.0, 1.0])
+    assert R.rho(G) == 1.0 and R.convention(1.0)
+    assert not R.convention(R.rho(np.diag([0.01, 1.0, 1.0])))
+
+
+def test_rc_from_gram_of_independent_equal_summands_is_the_theorems():
+    L = 12
+    G = np.eye(L + 1)
+    r, c = R.rc_from_gram(G)
+    assert np.allclose(r, 1 / np.sqrt(np.arange(1, L + 1))) and np.allclose(c, 0)
+    p = R.predictions(G)
+    assert np.allclose(p["hetero"], p["theorem"]) and np.allclose(p["rc"], p["theorem"])
+
+
+def _feedback_gram(L, a, b=1.0):
+    """Gram matrix of the summands of x_{k+1} = x_k + a x_k / |x_k| sqrt(d) + b z (large d)."""
+    u = [np.zeros(L + 1) for _ in range(L + 1)]       # summands in a basis of independent noises
+    u[0][0] = 1.0
+    x = u[0].copy()
+    for k in range(1, L + 1):
+        f = a * x / np.linalg.norm(x)
+        f[k] += b
+        u[k] = f
+        x = x + f
+    U = np.array(u)
+    return U @ U.T
+
+
+def test_departure_finds_the_feedback_case_and_the_independent_case():
+    rng = np.random.default_rng(0)
+    indep = R.departure([np.diag(np.exp(0.1 * rng.standard_normal(17))) for _ in range(3)])
+    assert any(n.startswith("independent") for n in indep["consistent_with"])
+    fb = R.departure([_feedback_gram(64, a) for a in (1.9, 2.0, 2.1)])
+    assert fb["c_sign"] == 1
+    assert not any(n.startswith("independent") for n in fb["consistent_with"])
+
+
+# ----------------------------------------------------------------------------- runs and sweeps
+
+def _run(name, arch, L, seed, loss, met=True, curve=None, flops=1e6):
+    curve = curve or [(0, 4.0), (100, 2.0), (200, loss)]
+    return {"name": name, "status": "ok", "seed": seed, "config": {"arch": arch},
+            "convergence": {"met": met, "diverged": False, "improvement": 0.01 if met else 0.2},
+            "final": {"val_loss": {"mean": loss, "se": 0.01},
+                      "ablation": {"delta": list(np.linspace(1, 0.1, L)), "delta_se": [0.01] * L}},
+            "val_curve": [{"step": s, "mean": v} for s, v in curve], "flops_per_step": flops}
+
+
+def _sweep(cells):
+    spec = {"archs": sorted({a for a, _ in cells}), "seeds": [0, 1, 2],
+            "depths": {a: sorted({L for b, L in cells if b == a}) for a, _ in cells},
+            "plan": {"measure_steps": [0, 200]}}
+    runs = {}
+    for (a, L), losses in cells.items():
+        for s, v in enumerate(losses):
+            runs[(a, L, s)] = _run(f"{a}_L{L}_s{s}", a, L, s, v)
+    return R.Sweep(spec, runs)
+
+
+def test_flags_name_outliers_and_unconverged_runs():
+    sw = _sweep({("pre_ln", 4): [2.0, 2.01, 2.5], ("pre_ln", 8): [1.9, 1.91, 1.905]})
+    sw.runs[("pre_ln", 8, 1)]["convergence"]["met"] = False
+    flags = R.flag_runs(sw)
+    assert set(flags) == {"pre_ln_L4_s2", "pre_ln_L8_s1"}
+    assert "outlier" in flags["pre_ln_L4_s2"][0] and "not converged" in flags["pre_ln_L8_s1"][0]
+
+
+def test_ablation_trend_is_a_rank_correlation_per_seed():
+    sw = _sweep({("pre_ln", 6): [2.0, 2.0, 2.0]})
+    per, iv = R.ablation_trend(sw, "pre_ln", 6)
+    assert np.allclose(per, -1.0) and iv.n == 3
+
+
+def test_loss_at_flops_interpolates_in_log_step_and_stops_at_the_end():
+    r = _run("x", "pre_ln", 2, 0, 1.0, curve=[(0, 4.0), (10, 3.0), (100, 2.0), (1000, 1.0)], flops=2.0)
+    assert R.loss_at_flops(r, 2.0 * 100) == pytest.approx(2.0)
+    assert R.loss_at_flops(r, 2.0 * math.sqrt(10 * 100)) == pytest.approx(2.5)
+    assert math.isnan(R.loss_at_flops(r, 2.0 * 2000))
+
+
+def test_ladder_steps_pair_the_seeds():
+    steps = R.ladder_steps({4: [2.0, 2.1, 2.2], 8: [1.9, 2.0, 2.1]})
+    (a, b, iv), = steps
+    assert (a, b) == (4, 8) and iv.mean == pytest.approx(-0.1) and iv.se == pytest.approx(0.0, abs=1e-12)
+
+
+def test_depth_law_recovers_alpha():
+    d = np.array([2, 4, 8, 16, 24])
+    f = R.depth_law(d, 0.8 * d ** -1.0 + 1.5)
+    assert f["alpha"] == pytest.approx(1.0, rel=0.01) and f["L_inf"] == pytest.approx(1.5, abs=0.01)
+    assert not f["at_edge"]
+
+
+def test_choose_lr_takes_the_lowest_final_loss_and_skips_diverged(tmp_path):
+    out = tmp_path / "p"
+    out.mkdir()
+    spec = {"out": "p", "archs": ["pre_ln"], "depths": [2], "seeds": [0], "lrs": [0.001, 0.002, 0.004],
+            "base": {"d_model": 16, "n_head": 2, "block_size": 16, "steps": 4, "warmup": 1}}
+    for lr, loss, div in ((0.001, 2.0, False), (0.002, 1.5, True), (0.004, 1.8, False)):
+        r = {"status": "ok", "config": {"lr": lr}, "convergence": {"diverged": div},
+             "final": {"val_loss": {"mean": loss}}}
+        (out / f"pre_ln_L2_s0_lr{lr:g}.json").write_text(json.dumps(r))
+    got = R.choose_lr(spec, tmp_path)["pre_ln"]
+    assert got["lr"] == 0.004 and got["losses"][0.002] is None
