@@ -14,9 +14,18 @@ import sys
 COMMAND_MODULES: tuple[str, ...] = ("data", "runs", "sweep", "pretrained")
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a bad option is one line, ``COMMAND: message``, and exit code 2 (as
+    every command's own validation errors), not the usage text."""
+
+    def error(self, message):
+        name = self.prog.split()[-1] if self.prog != "python -m resdecay_lib" else self.prog
+        self.exit(2, f"{name}: {' '.join(message.split())}\n")
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m resdecay_lib",
-                                     description="Measure and train for the resdecay book.")
+    parser = _Parser(prog="python -m resdecay_lib",
+                     description="Measure and train for the resdecay book.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMAND_MODULES:
         importlib.import_module(f"resdecay_lib.{name}").register_cli(sub)

@@ -51,10 +51,34 @@ def loglog_slope(k, y) -> tuple[float, float]:
     >>> k = np.arange(1, 9); round(loglog_slope(k, 3 * k ** -0.5)[0], 12)
     -0.5
     """
-    lk, ly = np.log(np.asarray(k, float)), np.log(np.asarray(y, float))
+    k, y = _positive_1d("k", k), _positive_1d("y", y)
+    if k.shape != y.shape or k.size < 2:
+        raise ValueError(f"k and y must be 1-D of one length >= 2, got shapes {k.shape} and {y.shape}")
+    if np.all(k == k[0]):
+        raise ValueError("k must hold at least two different values (a slope needs a spread in log k)")
+    lk, ly = np.log(k), np.log(y)
     lkc = lk - lk.mean()
     slope = float((lkc * (ly - ly.mean())).sum() / (lkc * lkc).sum())
     return slope, float(ly.mean() - slope * lk.mean())
+
+
+def _positive_1d(name, v) -> np.ndarray:
+    """``v`` as a float64 array of positive finite numbers (what a logarithm needs)."""
+    try:
+        a = np.asarray(v, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be a 1-D array of positive finite numbers, got "
+                        f"{type(v).__name__}") from None
+    if a.ndim != 1:
+        raise ValueError(f"{name} must be a 1-D array of positive finite numbers, got shape {a.shape}")
+    if not np.all(np.isfinite(a)) or np.any(a <= 0):
+        raise ValueError(f"{name} must be positive and finite everywhere (a power law is fitted "
+                         f"on log {name}), got {v!r}")
+    return a
+
+
+#: most bootstrap replicates of one fit (their slopes are held at once)
+MAX_BOOT = 1_000_000
 
 
 def _slopes(lk, ly):
@@ -84,12 +108,18 @@ def power_law(k, y, k_min=None, k_max=None, groups=None, n_boot: int = 1000,
     >>> f.lo < -1 < f.hi, f.k_min, f.k_max, f.n_points
     (True, 2, 10, 9)
     """
-    k = np.asarray(k)
+    try:
+        k = np.asarray(k, dtype=np.float64) if not isinstance(k, np.ndarray) or k.dtype.kind not in "fiu" else k
+    except (TypeError, ValueError):
+        raise TypeError(f"k must be a non-empty 1-D array of positive indices, got {type(k).__name__}") from None
     if k.ndim != 1 or k.size == 0:
         raise ValueError(f"k must be a non-empty 1-D array, got shape {k.shape}")
     if not np.all(np.isfinite(k)) or np.any(k <= 0):
         raise ValueError("k must be positive and finite (a power law is fitted on log k)")
-    y = np.asarray(y, dtype=np.float64)
+    try:
+        y = np.asarray(y, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise TypeError(f"y must be a real array [K] or [S, K], got {type(y).__name__}") from None
     if y.ndim == 1:
         y = y[None]
         resample = False
@@ -110,10 +140,12 @@ def power_law(k, y, k_min=None, k_max=None, groups=None, n_boot: int = 1000,
     if sel.sum() < 3:
         raise ValueError(f"the range k_min={k_min}..k_max={k_max} holds {int(sel.sum())} of the "
                          f"given k (from {k.min()} to {k.max()}); a fit needs at least 3")
-    if not isinstance(n_boot, numbers.Integral) or isinstance(n_boot, bool) or n_boot < 1:
-        raise ValueError(f"n_boot must be a positive integer, got {n_boot!r}")
-    if not 0 < level < 1:
+    if not isinstance(n_boot, numbers.Integral) or isinstance(n_boot, bool) or not 1 <= n_boot <= MAX_BOOT:
+        raise ValueError(f"n_boot must be an integer from 1 to {MAX_BOOT}, got {n_boot!r}")
+    if isinstance(level, bool) or not isinstance(level, numbers.Real) or not 0 < level < 1:
         raise ValueError(f"level must lie in (0, 1), got {level!r}")
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
+        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
     ks, ys = k[sel].astype(float), y[:, sel]
     if not np.all(np.isfinite(ys)):
         raise ValueError("y must be finite inside the fit range")

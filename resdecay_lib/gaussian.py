@@ -26,21 +26,46 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._checks import check_int
+from ._checks import check_int, check_real
 
-__all__ = ["LN_EPS", "SimResult", "layer_norm", "simulate", "RcResult", "simulate_rc",
+__all__ = ["LN_EPS", "MAX_ELEMENTS", "MAX_DEPTH", "SimResult", "layer_norm", "simulate", "RcResult", "simulate_rc",
            "simulate_feedback", "normal_quantile", "bonferroni_z_crit"]
 
 #: LayerNorm's eps, as in torch.nn.LayerNorm
 LN_EPS = 1e-5
+#: largest n_samples * d of one simulation (each state is a float64 array of that many
+#: entries, 512 MiB at the bound; the chapters use up to 2**18)
+MAX_ELEMENTS = 2**26
+#: largest depth of one simulation (its time grows with depth; the chapters use up to 128)
+MAX_DEPTH = 100_000
+
+
+def _check_sizes(depth, d, n_samples):
+    """depth (or None), d and n_samples checked as integers, with the bounds above."""
+    if depth is not None:
+        depth = check_int("depth", depth, 2, MAX_DEPTH)
+    d = check_int("d", d, 2, MAX_ELEMENTS // 2)
+    n_samples = check_int("n_samples", n_samples, 2, MAX_ELEMENTS // 2)
+    if n_samples * d > MAX_ELEMENTS:
+        raise ValueError(f"n_samples * d must be at most MAX_ELEMENTS = {MAX_ELEMENTS} (the size "
+                         f"of one state), got n_samples={n_samples} x d={d} = {n_samples * d}")
+    return depth, d, n_samples
 
 
 def layer_norm(x: np.ndarray, eps: float = LN_EPS) -> np.ndarray:
     """Parameter-free LayerNorm over the last axis: (x - mean) / sqrt(var + eps).
 
     ``var`` is the biased (population) variance, as in ``torch.nn.LayerNorm``.
-    Shape: (..., d) -> (..., d).
+    Shape: (..., d) -> (..., d). ``x`` real and finite with d >= 1; ``eps`` finite, >= 0.
     """
+    check_real("eps", eps, 0.0)
+    if not isinstance(x, np.ndarray):
+        x = np.asarray(x)
+    if x.dtype.kind not in "fiu" or x.ndim < 1 or x.shape[-1] < 1:
+        raise TypeError(f"x must be a real array of shape (..., d) with d >= 1, got "
+                        f"{'dtype ' + str(x.dtype) if x.dtype.kind not in 'fiu' else 'shape ' + str(x.shape)}")
+    if not np.isfinite(x).all():
+        raise ValueError("x must be finite (it holds NaN or an infinity)")
     mu = x.mean(axis=-1, keepdims=True)
     xc = x - mu
     var = np.mean(xc * xc, axis=-1, keepdims=True)
@@ -112,9 +137,7 @@ def simulate(depth: int, d: int, n_samples: int, seed: int = 0, *, sigma=None) -
         same numbers as before this option existed. Prediction:
         ``theory.omega_sq_hetero(sigma**2)``.
     """
-    depth = check_int("depth", depth, 2)
-    d = check_int("d", d, 2)
-    n_samples = check_int("n_samples", n_samples, 2)
+    depth, d, n_samples = _check_sizes(depth, d, n_samples)
     seed = check_int("seed", seed, 0)
     sigma = _check_sigma(sigma, depth)
 
@@ -186,8 +209,7 @@ def simulate_rc(r: float, c: float, d: int, n_samples: int, seed: int = 0) -> Rc
     """
     r = _check_real("r", r, 0.0, 1e6)
     c = _check_real("c", c, -1.0, 1.0)
-    d = check_int("d", d, 2)
-    n_samples = check_int("n_samples", n_samples, 2)
+    _, d, n_samples = _check_sizes(None, d, n_samples)
     seed = check_int("seed", seed, 0)
     rng = np.random.default_rng(seed)
     x = rng.standard_normal((n_samples, d))
@@ -212,9 +234,7 @@ def simulate_feedback(depth: int, d: int, n_samples: int, a: float, b: float, se
     large-d prediction: ``theory.feedback_recursion(a, b, depth)``.
     Parameters: depth, d, n_samples >= 2; a in [-10, 10]; b in [-10, 10], nonzero; seed >= 0.
     """
-    depth = check_int("depth", depth, 2)
-    d = check_int("d", d, 2)
-    n_samples = check_int("n_samples", n_samples, 2)
+    depth, d, n_samples = _check_sizes(depth, d, n_samples)
     a = _check_real("a", a, -10.0, 10.0)
     b = _check_real("b", b, -10.0, 10.0)
     if b == 0:

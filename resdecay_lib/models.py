@@ -58,7 +58,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from ._checks import require_int
+from ._checks import check_real, require_int
 from .device import resolve_device
 
 __all__ = ["ARCHS", "GPTConfig", "GPT", "build", "stream_parts",
@@ -276,21 +276,40 @@ class GPTConfig:
     deepnorm_beta: float | None = None   # None: (8L)^(-1/4)
 
 
+#: upper bounds of the sizes :func:`build` accepts (far above the book's models: depth 24,
+#: width 256); beyond them a model would not fail cleanly but exhaust the memory
+MAX_SIZES = {"n_layer": 4096, "d_model": 65536, "n_head": 65536, "vocab_size": 2**24,
+             "block_size": 2**20, "mlp_ratio": 64}
+#: most parameters :func:`build` allocates (8 GB in float32)
+MAX_PARAMS = 2 * 10**9
+
+
 def _validate(cfg: GPTConfig) -> None:
-    if cfg.arch not in ARCHS:
+    if not isinstance(cfg.arch, str) or cfg.arch not in ARCHS:
         raise ValueError(f"arch must be one of {sorted(ARCHS)}, got {cfg.arch!r}")
     for name in ("n_layer", "d_model", "n_head", "vocab_size", "block_size", "mlp_ratio"):
-        require_int(name, getattr(cfg, name))
+        require_int(name, getattr(cfg, name), 1, MAX_SIZES[name])
+    d, L = cfg.d_model, cfg.n_layer
+    n_params = (2 * cfg.vocab_size + cfg.block_size) * d + L * (4 + 2 * cfg.mlp_ratio) * d * d
+    if n_params > MAX_PARAMS:
+        raise ValueError(f"n_layer={L}, d_model={d}, vocab_size={cfg.vocab_size}, block_size="
+                         f"{cfg.block_size} make about {n_params:.3g} parameters, above "
+                         f"MAX_PARAMS = {MAX_PARAMS:.0e}")
+    for name in ("bias", "scale_residual_init"):
+        if not isinstance(getattr(cfg, name), bool):
+            raise ValueError(f"{name} must be True or False, got {getattr(cfg, name)!r}")
+    check_real("ln_eps", cfg.ln_eps, 0.0, error=ValueError)
+    check_real("init_std", cfg.init_std, 0.0, lo_open=True, error=ValueError)
+    check_real("mix_ln_frac", cfg.mix_ln_frac, 0.0, 1.0, error=ValueError)
+    for name in ("deepnorm_alpha", "deepnorm_beta"):
+        if getattr(cfg, name) is not None:
+            check_real(name, getattr(cfg, name), 0.0, lo_open=True, error=ValueError)
     if cfg.d_model % cfg.n_head:
         raise ValueError(f"d_model={cfg.d_model} must be divisible by n_head={cfg.n_head}")
     if cfg.pos not in ("learned", "sinusoidal"):
         raise ValueError(f"pos must be 'learned' or 'sinusoidal', got {cfg.pos!r}")
     if isinstance(cfg.seed, bool) or not isinstance(cfg.seed, numbers.Integral) or cfg.seed < 0:
         raise ValueError(f"seed must be a non-negative integer, got {cfg.seed!r}")
-    if not 0.0 <= cfg.mix_ln_frac <= 1.0:
-        raise ValueError(f"mix_ln_frac must lie in [0, 1], got {cfg.mix_ln_frac!r}")
-    if not cfg.init_std > 0:
-        raise ValueError(f"init_std must be positive, got {cfg.init_std!r}")
 
 
 def sinusoidal_positions(T: int, d: int) -> torch.Tensor:

@@ -40,6 +40,8 @@ import numpy as np
 import torch
 import torch.nn as nn
 
+from ._checks import check_real
+
 __all__ = ["LN_EPS", "LayerChange", "residual_stream", "sublayer_stream", "sublayer_modules",
            "layer_change", "block_grad_norms", "gram", "measure_zoo"]
 
@@ -318,7 +320,11 @@ def layer_change(stream: torch.Tensor, mask=None, eps: float = LN_EPS) -> LayerC
         raise ValueError(f"stream must be non-empty, got shape {tuple(stream.shape)}")
     if not stream.is_floating_point():
         raise ValueError(f"stream must be floating point, got {stream.dtype}")
+    check_real("eps", eps, 0.0, error=ValueError)
     x = stream.detach().to("cpu")
+    if not torch.isfinite(x).all():
+        bad = sorted({int(i) for i in torch.nonzero(~torch.isfinite(x))[:, 0].tolist()})
+        raise ValueError(f"stream must be finite: it holds NaN or an infinity at state(s) {bad[:10]}")
 
     s, q, c = _token_sums(x.reshape(L1, B * T, D))
     s, q, c = (v.reshape(-1, B, T).numpy() for v in (s, q, c))
@@ -346,6 +352,8 @@ def layer_change(stream: torch.Tensor, mask=None, eps: float = LN_EPS) -> LayerC
         w = np.asarray(mask.detach().cpu() if isinstance(mask, torch.Tensor) else mask, dtype=np.float64)
         if w.shape != (B, T):
             raise ValueError(f"mask must have shape [B, T] = {(B, T)}, got {w.shape}")
+        if not np.all(np.isfinite(w)) or np.any(w < 0):
+            raise ValueError("mask must hold finite non-negative weights (1: keep a token, 0: drop it)")
     counts = w.sum(1)                                    # (B,)
     keep = counts > 0
     if not keep.any():

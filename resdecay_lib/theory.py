@@ -22,9 +22,27 @@ import numbers
 
 import sympy as sp
 
-from ._checks import check_int
+from ._checks import check_int, check_real
 
-__all__ = ["CONVENTIONS", "first_valid_k", "omega_sq"]
+__all__ = ["CONVENTIONS", "MAX_EXACT_D", "MAX_SERIES_TERMS", "MAX_SERIES_ORDER", "MAX_DEPTH",
+           "first_valid_k", "omega_sq"]
+
+#: largest width of the exact finite-d formulas (Gamma functions of d/2: d = 2**16 takes
+#: under a second, d = 10**6 minutes; the chapters use up to 4096)
+MAX_EXACT_D = 2**16
+#: most terms of a series in k^(-1/2) (:func:`omega_series`; 200 terms take about a second)
+MAX_SERIES_TERMS = 200
+#: highest order of the series in r (:func:`change_sq_rc_series`)
+MAX_SERIES_ORDER = 12
+#: deepest numerical recursion (:func:`feedback_recursion`; one float per block)
+MAX_DEPTH = 10**7
+
+
+def _check_symbolic(name, value, what):
+    """A SymPy number that is not an Integer (1/2, 2.0, I, oo, nan) is not a valid ``name``."""
+    if value.is_number:
+        raise TypeError(f"{name} must be {what}, got the SymPy number {value!r}")
+    return value
 
 #: name of each index convention, keyed by ``embedding_counted``
 CONVENTIONS = {False: "seed convention (var(x^a_k) = (k-1) sigma^2)",
@@ -44,7 +62,7 @@ def _check_k(k, embedding_counted, name="k"):
     if not isinstance(embedding_counted, bool):
         raise TypeError(f"embedding_counted must be True or False, got {embedding_counted!r}")
     if isinstance(k, sp.Basic) and not k.is_Integer:
-        return k
+        return _check_symbolic(name, k, "an integer or a SymPy symbol")
     if isinstance(k, bool) or not isinstance(k, (numbers.Integral, sp.Integer)):
         raise TypeError(f"{name} must be an integer or a SymPy symbol, got {type(k).__name__} {k!r}")
     kmin = first_valid_k(embedding_counted)
@@ -230,14 +248,16 @@ def correlation_rho(k, embedding_counted: bool = False) -> sp.Expr:
     return sp.sqrt((n - 1) / n)
 
 
-def _check_d(d, minimum=2):
-    """Validate the width ``d``: a non-integer SymPy expression passes; an integer must be >= minimum."""
+def _check_d(d, minimum=2, maximum=None):
+    """Validate the width ``d``: a non-integer SymPy expression passes; an integer must be
+    >= minimum (and <= maximum, when given)."""
     if isinstance(d, sp.Basic) and not d.is_Integer:
-        return d
+        return _check_symbolic("d", d, f"an integer >= {minimum} or a SymPy symbol")
     if isinstance(d, bool) or not isinstance(d, (numbers.Integral, sp.Integer)):
         raise TypeError(f"d must be an integer >= {minimum} or a SymPy symbol, got {type(d).__name__} {d!r}")
-    if int(d) < minimum:
-        raise ValueError(f"d must be an integer >= {minimum}, got {int(d)}")
+    if int(d) < minimum or (maximum is not None and int(d) > maximum):
+        span = f">= {minimum}" if maximum is None else f"from {minimum} to {maximum}"
+        raise ValueError(f"d must be an integer {span}, got {int(d)}")
     return sp.Integer(int(d))
 
 
@@ -287,8 +307,18 @@ def _central_moment(idx: tuple) -> sp.Expr:
     return total
 
 
-@functools.lru_cache(maxsize=None)
+def _check_order(order):
+    if isinstance(order, bool) or not isinstance(order, numbers.Integral) or order not in (1, 2):
+        raise ValueError(f"order must be 1 or 2, got {order!r}")
+    return int(order)
+
+
 def expected_cos_series(order: int = 2) -> sp.Expr:
+    return _expected_cos_series(_check_order(order))  # checked, then memoised
+
+
+@functools.lru_cache(maxsize=None)
+def _expected_cos_series(order: int = 2) -> sp.Expr:
     r"""E cos(u, rho u + sqrt(1 - rho^2) z), u, z iid N(0, I_m), as a series in 1/m.
 
     This is E cos(a_c, a_c + f_c) for the centred stream: after centring, x^a_k and
@@ -335,6 +365,9 @@ def expected_cos_series(order: int = 2) -> sp.Expr:
     return sum(sp.factor(poly.coeff_monomial(w**i)) / M**i for i in range(order + 1))
 
 
+expected_cos_series.__doc__ = _expected_cos_series.__doc__
+
+
 def expected_cos_exact(rho, m) -> sp.Expr:
     r"""Exact E cos for m pairs with correlation rho (zero means known):
 
@@ -344,8 +377,20 @@ def expected_cos_exact(rho, m) -> sp.Expr:
     the expectation of a sample correlation coefficient with m degrees of freedom
     (Olkin and Pratt 1958; Ghosh 1966). Used to measure the remainder of
     :func:`expected_cos_series`; its series in 1/m is checked against that derivation.
+
+    ``rho``: a real number in [-1, 1] or a SymPy expression; ``m``: a positive number up to
+    :data:`MAX_EXACT_D` or a SymPy expression.
     """
-    m = sp.sympify(m)
+    for name, v in (("rho", rho), ("m", m)):
+        if isinstance(v, (bool, str, bytes)) or v is None or not (
+                isinstance(v, (numbers.Number, sp.Basic))):
+            raise TypeError(f"{name} must be a real number or a SymPy expression, got "
+                            f"{type(v).__name__} {v!r}")
+    rho, m = sp.sympify(rho), sp.sympify(m)
+    if rho.is_number and not (rho.is_real and rho.is_finite and bool(-1 <= rho <= 1)):
+        raise ValueError(f"rho must be a correlation, a real number in [-1, 1], got {rho}")
+    if m.is_number and not (m.is_real and m.is_finite and bool(0 < m <= MAX_EXACT_D)):
+        raise ValueError(f"m must be a real number in (0, {MAX_EXACT_D}] (m = d - 1), got {m}")
     return (2 / m * (sp.gamma((m + 1) / 2) / sp.gamma(m / 2)) ** 2 * rho
             * sp.hyper([sp.Rational(1, 2), sp.Rational(1, 2)], [m / 2 + 1], rho**2))
 
@@ -357,8 +402,7 @@ def expected_cos_exact_series(order: int = 2) -> sp.Expr:
     defining sum, whose n-th term is O(m^-n), truncated at n = ``order``. Equal to
     :func:`expected_cos_series` term by term (a check of both).
     """
-    if order not in (1, 2):
-        raise ValueError(f"order must be 1 or 2, got {order!r}")
+    order = _check_order(order)
     w = sp.Symbol("w", positive=True)   # w = 1/m
     m = 1 / w
     log_ratio = sp.series(2 * (sp.loggamma((m + 1) / 2) - sp.loggamma(m / 2)) + sp.log(2 * w),
@@ -386,16 +430,16 @@ def omega_sq_finite_d(k, d, embedding_counted: bool = False, order: int = 1) -> 
     """
     rho = correlation_rho(k, embedding_counted)
     d = _check_d(d)
-    correction = -2 * (expected_cos_series(order) - RHO)
+    correction = -2 * (expected_cos_series(order) - RHO)  # order checked there
     return omega_sq(k, embedding_counted) + correction.subs({RHO: rho, M: d - 1})
 
 
 def omega_sq_exact_d(k, d, embedding_counted: bool = False) -> sp.Expr:
     """Exact mean square change per coordinate with a real LayerNorm, eps = 0, at width d:
     2 (1 - E cos) with :func:`expected_cos_exact` at rho_k, m = d - 1. Evaluate with
-    ``float(...)`` (mpmath underneath)."""
+    ``float(...)`` (mpmath underneath). ``d`` from 2 to :data:`MAX_EXACT_D`."""
     rho = correlation_rho(k, embedding_counted)
-    d = _check_d(d)
+    d = _check_d(d, maximum=MAX_EXACT_D)
     return 2 * (1 - expected_cos_exact(rho, d - 1))
 
 
@@ -412,10 +456,8 @@ def eps_bias_bound(k, d, eps: float = 1e-5, sigma: float = 1.0, embedding_counte
     """
     k = _check_k(k, embedding_counted)
     d = _check_d(d, minimum=4)
-    if not (isinstance(eps, numbers.Real) and eps >= 0):
-        raise ValueError(f"eps must be a real number >= 0, got {eps!r}")
-    if not (isinstance(sigma, numbers.Real) and sigma > 0):
-        raise ValueError(f"sigma must be a real number > 0, got {sigma!r}")
+    check_real("eps", eps, 0.0)
+    check_real("sigma", sigma, 0.0, lo_open=True)
     n = k + 1 if embedding_counted else k
     return 2 * sp.nsimplify(eps) * d / (sp.nsimplify(sigma) ** 2 * (d - 3)) * (1 / (n - 1) + 1 / n)
 
@@ -495,11 +537,11 @@ def omega_series_coefficient(m) -> sp.Expr:
     cancel) and 0 for even m. ``m`` is a positive integer or a SymPy symbol.
     """
     if isinstance(m, sp.Basic) and not m.is_Integer:
-        return 2 * sp.binomial(sp.Rational(1, 2), m)
+        return 2 * sp.binomial(sp.Rational(1, 2), _check_symbolic("m", m, "a positive integer or a SymPy symbol"))
     if isinstance(m, bool) or not isinstance(m, (numbers.Integral, sp.Integer)):
         raise TypeError(f"m must be a positive integer or a SymPy symbol, got {type(m).__name__} {m!r}")
-    if int(m) < 1:
-        raise ValueError(f"m must be a positive integer (m >= 1), got {int(m)}")
+    if not 1 <= int(m) <= 2 * MAX_SERIES_TERMS:
+        raise ValueError(f"m must be an integer from 1 to {2 * MAX_SERIES_TERMS} (m >= 1), got {int(m)}")
     m = int(m)
     return 2 * sp.binomial(sp.Rational(1, 2), m) if m % 2 else sp.Integer(0)
 
@@ -509,9 +551,10 @@ def omega_series(k, n_terms: int = 4) -> sp.Expr:
 
     :math:`\omega_k = k^{-1/2} + \tfrac18 k^{-3/2} + \tfrac{7}{128} k^{-5/2} + \dots`
     """
-    if isinstance(n_terms, bool) or not isinstance(n_terms, numbers.Integral) or n_terms < 1:
-        raise ValueError(f"n_terms must be an integer >= 1, got {n_terms!r}")
-    if not isinstance(k, sp.Basic):
+    if isinstance(n_terms, bool) or not isinstance(n_terms, numbers.Integral) \
+            or not 1 <= n_terms <= MAX_SERIES_TERMS:
+        raise ValueError(f"n_terms must be an integer from 1 to {MAX_SERIES_TERMS}, got {n_terms!r}")
+    if not isinstance(k, sp.Basic) or k.is_number:
         k = _check_k(k, False)
     return sum(omega_series_coefficient(2 * j + 1) * k**(-sp.Rational(2 * j + 1, 2))
                for j in range(n_terms))
@@ -715,8 +758,9 @@ def change_sq_rc_series(order: int = 4) -> tuple[sp.Expr, sp.Symbol, sp.Symbol]:
 
     Returns ``(series, r, c)``; ``order`` is an integer >= 3.
     """
-    if isinstance(order, bool) or not isinstance(order, numbers.Integral) or order < 3:
-        raise ValueError(f"order must be an integer >= 3, got {order!r}")
+    if isinstance(order, bool) or not isinstance(order, numbers.Integral) \
+            or not 3 <= order <= MAX_SERIES_ORDER:
+        raise ValueError(f"order must be an integer from 3 to {MAX_SERIES_ORDER}, got {order!r}")
     expr, r, c = derive_change_sq_rc()
     return sp.expand(sp.series(expr, r, 0, order).removeO()), r, c
 
@@ -904,8 +948,8 @@ def feedback_recursion(a: float, b: float, depth: int):
             raise TypeError(f"{name} must be a finite real number, got {val!r}")
     if b == 0:
         raise ValueError("b must be nonzero (b = 0 makes the stream one-dimensional)")
-    if isinstance(depth, bool) or not isinstance(depth, numbers.Integral) or depth < 2:
-        raise ValueError(f"depth must be an integer >= 2, got {depth!r}")
+    if isinstance(depth, bool) or not isinstance(depth, numbers.Integral) or not 2 <= depth <= MAX_DEPTH:
+        raise ValueError(f"depth must be an integer from 2 to {MAX_DEPTH}, got {depth!r}")
     out = np.empty(depth - 1)
     v = 1.0
     for i in range(depth - 1):
