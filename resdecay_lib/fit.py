@@ -152,7 +152,7 @@ def power_law(k, y, k_min=None, k_max=None, groups=None, n_boot: int = 1000,
     mean = ys.mean(0)
     if np.any(mean <= 0):
         bad = ks[mean <= 0]
-        raise ValueError(f"the mean curve must be positive in the fit range (log), it is not at k={bad.tolist()}")
+        raise ValueError(f"the mean curve of y must be positive in the fit range (log), it is not at k={bad.tolist()}")
     slope, icpt = loglog_slope(ks, mean)
     S = ys.shape[0]
     n_groups = 1

@@ -40,9 +40,9 @@ MAX_ELEMENTS = 2**26
 MAX_DEPTH = 100_000
 
 
-def _check_sizes(depth, d, n_samples):
-    """depth (or None), d and n_samples checked as integers, with the bounds above."""
-    if depth is not None:
+def _check_sizes(depth, d, n_samples, with_depth=True):
+    """depth (when ``with_depth``), d and n_samples checked as integers, with the bounds above."""
+    if with_depth:
         depth = check_int("depth", depth, 2, MAX_DEPTH)
     d = check_int("d", d, 2, MAX_ELEMENTS // 2)
     n_samples = check_int("n_samples", n_samples, 2, MAX_ELEMENTS // 2)
@@ -209,7 +209,7 @@ def simulate_rc(r: float, c: float, d: int, n_samples: int, seed: int = 0) -> Rc
     """
     r = _check_real("r", r, 0.0, 1e6)
     c = _check_real("c", c, -1.0, 1.0)
-    _, d, n_samples = _check_sizes(None, d, n_samples)
+    _, d, n_samples = _check_sizes(None, d, n_samples, with_depth=False)
     seed = check_int("seed", seed, 0)
     rng = np.random.default_rng(seed)
     x = rng.standard_normal((n_samples, d))

@@ -156,8 +156,13 @@ def load_sweep(path_or_dict) -> SweepSpec:
     res = SweepSpec(spec)
     res["depths"], res["seeds"] = depths, seeds
     # build every configuration now: a bad value fails here, naming its field, before any run
+    from .models import GPTConfig, _validate
     for cfg in sweep_runs(res):
         plan_of(res).resolve(cfg.steps)
+        # the model's sizes too (vocab_size: a byte-sized stand-in for the corpus's 85)
+        _validate(GPTConfig(arch=cfg.arch, n_layer=cfg.n_layer, d_model=cfg.d_model,
+                            n_head=cfg.n_head, vocab_size=256, block_size=cfg.block_size,
+                            seed=cfg.seed))
     return res
 
 
