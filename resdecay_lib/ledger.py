@@ -383,6 +383,8 @@ def rule_idle_blocks(ev) -> Verdict:
     return Verdict("open", "the data cannot tell (the interval contains 0): " + line)
 
 
+#: a fix whose loss at equal depth is more than this above Pre-LN's is not comparably trained
+TRAINED_GAP = 0.15
 _GAPS = ("ev_val_loss_gap_peri_ln", "ev_val_loss_gap_resi_dual", "ev_val_loss_gap_ln_scaling")
 
 
@@ -394,10 +396,14 @@ def rule_depth_cost(ev) -> Verdict:
     blocks as its mechanism (the ablation trend's interval below 0): without it, ``open``
     if the trend contains 0, ``does not hold`` if it is above 0. With it: ``holds`` if a fix
     beats Pre-LN at equal depth (some gap's Bonferroni interval below 0), ``holds with
-    correction`` if none does (the cost is not the placement's)."""
+    correction`` if none does (the cost is not the placement's). A fix more than
+    :data:`TRAINED_GAP` nats behind Pre-LN is named in the reason as not comparably trained."""
     d, lo, hi = _interval(ev, "ev_depth_stops_paying_pre_ln")
     gaps = "; ".join(f"{k[len('ev_val_loss_gap_'):]} {_iv(ev, k)}" for k in _GAPS)
     line = f"best depth {_iv(ev, 'ev_depth_stops_paying_pre_ln')}; fix minus Pre-LN: {gaps}"
+    behind = [k[len("ev_val_loss_gap_"):] for k in _GAPS if ev[k] > TRAINED_GAP]
+    if behind:  # such a fix trains worse at equal depth: its gap is not the placement's alone
+        line += f" ({', '.join(behind)} more than {TRAINED_GAP} nats behind Pre-LN: not comparably trained)"
     if not math.isfinite(hi) or not math.isfinite(d):
         return Verdict("does not hold", "depth keeps paying within the ladder: " + line)
     _, tlo, thi = _interval(ev, "ev_ablation_trend_pre_ln")

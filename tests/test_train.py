@@ -115,3 +115,17 @@ def test_unreadable_checkpoint_names_the_file(tmp_path, damage):
         ck.write_bytes(b"" if damage == "empty" else data[: len(data) // 2])
     with pytest.raises(T.CheckpointUnreadable, match="run.pt"):
         T.train(TINY, checkpoint=ck)
+
+
+def test_foreach_adamw_computes_the_bits_of_the_loop_adamw(monkeypatch):
+    """The stored sweep ran with torch's for-loop AdamW; the library now asks for foreach."""
+    fast = T.train(replace(TINY, steps=12))
+    real = torch.optim.AdamW
+
+    def looped(*a, **kw):
+        kw["foreach"] = False
+        return real(*a, **kw)
+
+    monkeypatch.setattr(torch.optim, "AdamW", looped)
+    slow = T.train(replace(TINY, steps=12))
+    assert all(torch.equal(p, q) for p, q in zip(_params(fast.model), _params(slow.model)))
