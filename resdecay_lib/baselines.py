@@ -47,7 +47,7 @@ def ngram_loss(train: np.ndarray, val: np.ndarray, n: int, vocab_size: int,
         raise ValueError(f"n must be an integer in [1, 4], got {n!r}")
     if isinstance(vocab_size, bool) or not isinstance(vocab_size, numbers.Integral) or vocab_size < 1:
         raise ValueError(f"vocab_size must be a positive integer, got {vocab_size!r}")
-    if not (isinstance(alpha, numbers.Real) and math.isfinite(alpha) and alpha > 0):
+    if isinstance(alpha, bool) or not (isinstance(alpha, numbers.Real) and math.isfinite(alpha) and alpha > 0):
         raise ValueError(f"alpha must be a positive finite number, got {alpha!r}")
     train, val = np.asarray(train), np.asarray(val)
     for name, a in (("train", train), ("val", val)):

@@ -48,7 +48,7 @@ __all__ = ["OUTLIER_Z", "DRIFT_MARGIN", "EQUIV_MARGIN", "PART", "Sweep", "choose
            "convention", "reference_exponent", "curve_exponent", "seed_exponents",
            "curvature", "rc_from_gram", "predictions", "prediction_log_errors", "departure",
            "ablation", "ablation_trend", "loss_at_flops", "ladder_steps", "depth_law",
-           "mean_abs_block_corr"]
+           "mean_abs_block_corr", "ExponentFit", "TooFewSeeds", "exponent_fit", "compare_exponents"]
 
 #: a run whose final loss lies more than this many scales from its other seeds is an outlier
 OUTLIER_Z = 3.0
@@ -325,6 +325,8 @@ def departure(grams, k_min: int = 2, level: float = 0.95) -> dict:
     departures of :data:`DEPARTURES` whose predicted r exponent lies inside the interval of
     a and whose sign of c agrees with the interval of the mean c (0: the interval holds 0).
     """
+    if len(grams) < 3:
+        raise TooFewSeeds(f"{len(grams)} kept seeds; an interval needs 3")
     a, cm = [], []
     for G in grams:
         r, c = rc_from_gram(G)
@@ -347,10 +349,15 @@ def ablation(r: dict) -> tuple[np.ndarray, np.ndarray]:
 
 def ablation_trend(sweep: Sweep, arch: str, L: int, exclude=(), level: float = 0.95):
     """Spearman's rank correlation of delta_k with k over k = 2..L, per seed, and its t
-    interval over seeds (block 1, which reads the bare embedding, is reported apart)."""
+    interval over seeds, clipped to [-1, 1] (block 1, which reads the bare embedding, is
+    reported apart); the interval is None with fewer than 3 seeds."""
     rhos = [stats.spearman(np.arange(2, L + 1), ablation(r)[0][1:])
             for r in sweep.cell(arch, L, exclude) if r["status"] == "ok"]
-    return np.array(rhos), (stats.t_interval(rhos, level) if len(rhos) >= 3 else None)
+    if len(rhos) < 3:
+        return np.array(rhos), None
+    iv = stats.t_interval(rhos, level)
+    # a correlation lies in [-1, 1]: the t interval's ends are clipped there
+    return np.array(rhos), stats.TInterval(iv.mean, max(iv.lo, -1.0), min(iv.hi, 1.0), iv.se, iv.t, iv.n, iv.level)
 
 
 def loss_at_flops(r: dict, flops: float) -> float:
@@ -423,12 +430,16 @@ class ExponentFit:
     drift: stats.TInterval
 
 
+class TooFewSeeds(ValueError):
+    """A cell has fewer than 3 kept seeds: no t interval over seeds can be made."""
+
+
 def exponent_fit(sweep: Sweep, arch: str, L: int, step: int, k_min: int = 2, exclude=(),
                  level: float = 0.95) -> ExponentFit:
-    """:class:`ExponentFit` of a cell from its kept seeds (at least 3 needed)."""
+    """:class:`ExponentFit` of a cell from its kept seeds (at least 3, else :class:`TooFewSeeds`)."""
     cell = [r for r in sweep.cell(arch, L, exclude) if r["status"] == "ok"]
     if len(cell) < 3:
-        raise ValueError(f"{arch} at L = {L} has {len(cell)} usable seeds; an interval needs 3")
+        raise TooFewSeeds(f"{arch} at L = {L} has {len(cell)} kept seeds; an interval needs 3")
     curves = np.array([omega_per_sequence(r, step).mean(0) for r in cell])
     slopes = [curve_exponent(c, k_min) for c in curves]
     rh = float(np.mean([rho(gram(r, step)) for r in cell]))
@@ -439,3 +450,14 @@ def exponent_fit(sweep: Sweep, arch: str, L: int, step: int, k_min: int = 2, exc
     cv = curvature(curves, k_min, level)
     return ExponentFit(arch, L, step, k_min, stats.t_interval(slopes, level), rh, ec, ref, other,
                        cv["shape"], cv["drift"])
+
+
+def compare_exponents(a: stats.TInterval, b: stats.TInterval) -> str:
+    """How exponent ``b`` stands to exponent ``a``, read from their intervals: "steeper"
+    (b's interval wholly below a's), "flatter" (wholly above), or "not distinguishable"
+    (the intervals overlap). A description of two intervals, not a test."""
+    if b.hi < a.lo:
+        return "steeper"
+    if b.lo > a.hi:
+        return "flatter"
+    return "not distinguishable"

@@ -68,7 +68,11 @@ class RunPlan:
 
     def resolve(self, steps: int) -> tuple[tuple, tuple]:
         """(measure steps, evaluation steps) for a run of ``steps`` steps, validated."""
-        ms = tuple(int(s) for s in self.measure_steps) or self.default_measure_steps(steps)
+        raw = self.measure_steps
+        if not isinstance(raw, (tuple, list)) or any(
+                isinstance(s, bool) or not isinstance(s, numbers.Integral) for s in raw):
+            raise ValueError(f"measure_steps must be a list of integer steps, got {raw!r}")
+        ms = tuple(int(s) for s in raw) or self.default_measure_steps(steps)
         if ms[0] != 0 or ms[-1] != steps or any(a >= b for a, b in zip(ms, ms[1:])):
             raise ValueError(f"measure_steps must rise strictly from 0 to steps={steps}, got {ms}")
         if isinstance(self.eval_every, bool) or not isinstance(self.eval_every, numbers.Integral) \

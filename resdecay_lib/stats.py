@@ -73,6 +73,8 @@ def t_cdf(t: float, df: float) -> float:
     0.975
     """
     _check_df(df)
+    if isinstance(t, bool) or not isinstance(t, numbers.Real) or not math.isfinite(t):
+        raise ValueError(f"t must be a finite number, got {t!r}")
     x = df / (df + t * t)
     tail = 0.5 * _betainc(df / 2.0, 0.5, x)
     return 1.0 - tail if t > 0 else tail
@@ -128,7 +130,10 @@ def t_interval(values, level: float = 0.95) -> TInterval:
     >>> iv = t_interval([1.0, 2.0, 3.0]); round(iv.lo, 4), round(iv.hi, 4)
     (-0.4841, 4.4841)
     """
-    v = np.asarray(values, dtype=np.float64)
+    try:
+        v = np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"values must be numbers (one per replicate), got {values!r}") from exc
     if v.ndim != 1 or v.size < 3:
         raise ValueError(f"values must be a 1-D array of at least 3 replicates (seeds), got shape {v.shape}")
     if not np.all(np.isfinite(v)):
@@ -148,8 +153,10 @@ def equivalent(values, reference: float, margin: float, alpha: float = 0.05) -> 
     Equivalent when the (1 - 2 alpha) t interval lies inside [reference - margin,
     reference + margin]. Returns (decision, that interval).
     """
-    if not (isinstance(margin, numbers.Real) and math.isfinite(margin) and margin > 0):
+    if isinstance(margin, bool) or not (isinstance(margin, numbers.Real) and math.isfinite(margin) and margin > 0):
         raise ValueError(f"margin must be a positive finite number, got {margin!r}")
+    if isinstance(reference, bool) or not (isinstance(reference, numbers.Real) and math.isfinite(reference)):
+        raise ValueError(f"reference must be a finite number, got {reference!r}")
     if not (isinstance(alpha, numbers.Real) and 0 < alpha < 0.5):
         raise ValueError(f"alpha must lie in (0, 0.5), got {alpha!r}")
     iv = t_interval(values, 1 - 2 * alpha)
@@ -185,6 +192,8 @@ def spearman(x, y) -> float:
     x, y = np.asarray(x, float), np.asarray(y, float)
     if x.shape != y.shape or x.ndim != 1 or x.size < 3:
         raise ValueError(f"x and y must be 1-D of one length >= 3, got {x.shape} and {y.shape}")
+    if not (np.all(np.isfinite(x)) and np.all(np.isfinite(y))):
+        raise ValueError("x and y must be finite (a NaN has no rank)")
     rx, ry = _ranks(x), _ranks(y)
     rx, ry = rx - rx.mean(), ry - ry.mean()
     den = math.sqrt(float((rx * rx).sum() * (ry * ry).sum()))

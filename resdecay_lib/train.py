@@ -73,11 +73,14 @@ class TrainConfig:
         from .models import ARCHS
         if self.arch not in ARCHS:
             raise ValueError(f"arch must be one of {sorted(ARCHS)}, got {self.arch!r}")
-        for name in ("n_layer", "d_model", "n_head", "block_size", "batch_size", "steps",
-                     "threads", "eval_windows", "measure_windows"):
+        from .models import MAX_SIZES
+        upper = {**{n: MAX_SIZES[n] for n in ("n_layer", "d_model", "n_head", "block_size")},
+                 "batch_size": 2**20, "steps": 10**9, "threads": 4096, "eval_windows": 2**20,
+                 "measure_windows": 2**20}
+        for name, hi in upper.items():
             v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 1:
-                raise ValueError(f"{name} must be a positive integer, got {v!r}")
+            if isinstance(v, bool) or not isinstance(v, numbers.Integral) or not 1 <= v <= hi:
+                raise ValueError(f"{name} must be an integer in [1, {hi}], got {v!r}")
         if isinstance(self.seed, bool) or not isinstance(self.seed, numbers.Integral) or self.seed < 0:
             raise ValueError(f"seed must be a non-negative integer, got {self.seed!r}")
         if isinstance(self.warmup, bool) or not isinstance(self.warmup, numbers.Integral) or self.warmup < 0:
