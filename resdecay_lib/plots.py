@@ -7,12 +7,23 @@ from __future__ import annotations
 
 import matplotlib
 
-matplotlib.use("Agg")  # figures are glued as PNG: no display needed
+# no backend is forced: in a notebook the inline backend renders a glued figure as PNG,
+# and a script without a display gets matplotlib's non-interactive default
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-__all__ = ["NAMES", "exponent_through_training", "change_curves", "loss_curves",
+from ._checks import check_int  # noqa: E402
+
+__all__ = ["NAMES", "close", "exponent_through_training", "change_curves", "loss_curves",
            "ablation_profiles", "depth_curves", "correlation_maps", "rc_profiles"]
+
+def _check_panels(name: str, value) -> None:
+    """A figure's data: a non-empty dict (one entry a line, a panel or a placement)."""
+    if not isinstance(value, dict):
+        raise TypeError(f"{name} must be a dict (see the function's docstring), got {type(value).__name__}")
+    if not value:
+        raise ValueError(f"{name} must not be empty: nothing to draw")
+
 
 #: display names of the placements
 NAMES = {"pre_ln": "Pre-LN", "post_ln": "Post-LN", "peri_ln": "Peri-LN",
@@ -20,8 +31,25 @@ NAMES = {"pre_ln": "Pre-LN", "post_ln": "Post-LN", "peri_ln": "Peri-LN",
          "mix_ln": "Mix-LN"}
 
 
+def _log_k_axis(ax, L: int) -> None:
+    """A log axis of block indices with plain labels at 1, 2, 4, ... (no crowded minor labels)."""
+    ax.set_xscale("log")
+    ticks = [t for t in (1, 2, 4, 8, 16, 24, 32, 64) if t <= L]
+    ax.set_xticks(ticks)
+    ax.xaxis.set_major_formatter(matplotlib.ticker.ScalarFormatter())
+    ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+
+
+def close(fig) -> None:
+    """Close a figure once it is glued, so the notebook does not show it a second time."""
+    plt.close(fig)
+
+
 def exponent_through_training(rows: dict, title: str):
     """rows: {arch: [(step, mean, lo, hi, reference), ...]} -> exponent of omega_k^2 vs step."""
+    _check_panels("rows", rows)
+    if not isinstance(title, str):
+        raise TypeError(f"title must be a str, got {type(title).__name__}")
     fig, ax = plt.subplots(figsize=(6.8, 3.8))
     for i, (a, pts) in enumerate(rows.items()):
         st = np.array([p[0] for p in pts], float)
@@ -41,6 +69,10 @@ def exponent_through_training(rows: dict, title: str):
 
 def change_curves(curves: dict, theory: dict, L: int):
     """curves: {arch: {label: (mean, se)}} over k = 1..L; theory: {label: curve}."""
+    _check_panels("curves", curves)
+    if not isinstance(theory, dict):
+        raise TypeError(f"theory must be a dict {{label: curve}}, got {type(theory).__name__}")
+    check_int("L", L, 1)
     fig, axes = plt.subplots(1, len(curves), figsize=(2.8 * len(curves), 3.0), sharey=True)
     axes = np.atleast_1d(axes)
     k = np.arange(1, L + 1)
@@ -51,7 +83,7 @@ def change_curves(curves: dict, theory: dict, L: int):
                         label=w)
         for st, (lab, y) in zip(("k--", "k:"), theory.items()):
             ax.plot(k, y[:L], st, lw=1, label=lab)
-        ax.set_xscale("log")
+        _log_k_axis(ax, L)
         ax.set_yscale("log")
         ax.set_title(NAMES.get(a, a), fontsize=9)
         ax.set_xlabel("block k")
@@ -63,6 +95,9 @@ def change_curves(curves: dict, theory: dict, L: int):
 
 def loss_curves(curves: dict, baselines: dict):
     """curves: {label: (steps, loss)}; baselines: {label: loss} drawn as horizontal lines."""
+    _check_panels("curves", curves)
+    if not isinstance(baselines, dict):
+        raise TypeError(f"baselines must be a dict {{label: loss}}, got {type(baselines).__name__}")
     fig, ax = plt.subplots(figsize=(6.4, 3.6))
     for i, (lab, (s, y)) in enumerate(curves.items()):
         ax.plot(np.maximum(s, 1), y, "-", lw=1, color=f"C{i % 10}", label=lab)
@@ -80,6 +115,7 @@ def loss_curves(curves: dict, baselines: dict):
 
 def ablation_profiles(profiles: dict):
     """profiles: {title: (delta_mean [L], se [L])}: loss increase from removing block k."""
+    _check_panels("profiles", profiles)
     fig, axes = plt.subplots(1, len(profiles), figsize=(2.8 * len(profiles), 3.0))
     axes = np.atleast_1d(axes)
     for ax, (t, (m, se)) in zip(axes, profiles.items()):
@@ -95,6 +131,7 @@ def ablation_profiles(profiles: dict):
 
 def depth_curves(panels: dict):
     """panels: {title: {arch: (depths, mean, lo, hi)}}: validation loss against depth."""
+    _check_panels("panels", panels)
     fig, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels), 3.4), sharey=False)
     axes = np.atleast_1d(axes)
     for ax, (t, byarch) in zip(axes, panels.items()):
@@ -115,6 +152,7 @@ def depth_curves(panels: dict):
 
 def correlation_maps(mats: dict):
     """mats: {title: correlation matrix}: the summands' correlations."""
+    _check_panels("mats", mats)
     fig, axes = plt.subplots(1, len(mats), figsize=(3.8 * len(mats), 3.4))
     axes = np.atleast_1d(axes)
     for ax, (t, C) in zip(axes, mats.items()):
@@ -128,6 +166,8 @@ def correlation_maps(mats: dict):
 
 def rc_profiles(prof: dict, L: int):
     """prof: {label: (r [L], c [L], s2 [L])}: block output variance, r_k and c_k against k."""
+    _check_panels("prof", prof)
+    check_int("L", L, 1)
     fig, axes = plt.subplots(1, 3, figsize=(11, 3.2))
     k = np.arange(1, L + 1)
     for i, (lab, (r, c, s2)) in enumerate(prof.items()):
@@ -139,7 +179,7 @@ def rc_profiles(prof: dict, L: int):
     axes[0].set_yscale("log")
     axes[0].set_ylabel(r"$s_k^2$ (block output variance)")
     for ax in axes[:2]:
-        ax.set_xscale("log")
+        _log_k_axis(ax, L)
     axes[1].set_yscale("log")
     axes[1].set_ylabel(r"$r_k$ = |block output| / |stream|")
     axes[2].axhline(0, color="k", lw=0.6)
