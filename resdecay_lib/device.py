@@ -23,6 +23,8 @@ __all__ = ["DEFAULT_THREADS", "resolve_device", "pin_threads", "manual_seed_all"
 
 #: thread count pinned by :func:`pin_threads` when called without an argument
 DEFAULT_THREADS = 2
+#: the most threads :func:`pin_threads` accepts (the command line's bound too)
+MAX_THREADS = 1024
 
 
 def resolve_device(device="auto") -> torch.device:
@@ -48,7 +50,7 @@ def resolve_device(device="auto") -> torch.device:
         raise ValueError(f"device must be 'auto', 'cpu', 'cuda', 'cuda:N' or a torch.device, "
                          f"got {type(device).__name__} {device!r}")
     if dev.type not in ("cpu", "cuda"):
-        raise ValueError(f"device must be a CPU or CUDA device, got {dev}")
+        raise ValueError(f"device must be a CPU or CUDA device, got {device!r}")
     if dev.type == "cuda" and not torch.cuda.is_available():
         raise ValueError(f"device={device!r} asks for CUDA, but torch sees no CUDA device here")
     return dev
@@ -61,8 +63,8 @@ def pin_threads(n: int = DEFAULT_THREADS) -> int:
     after that the call leaves them alone (they do not change float results: they run
     independent operators side by side, never split one reduction).
     """
-    if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 1:
-        raise ValueError(f"n must be a positive integer (threads), got {n!r}")
+    if isinstance(n, bool) or not isinstance(n, numbers.Integral) or not 1 <= n <= MAX_THREADS:
+        raise ValueError(f"n must be a positive integer <= {MAX_THREADS} (threads), got {n!r}")
     torch.set_num_threads(int(n))
     try:
         torch.set_num_interop_threads(int(n))
@@ -73,8 +75,8 @@ def pin_threads(n: int = DEFAULT_THREADS) -> int:
 
 def manual_seed_all(seed: int) -> None:
     """Seed Python's ``random``, NumPy's global generator and torch (CPU and every CUDA device)."""
-    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
-        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or not 0 <= seed < 2**64:
+        raise ValueError(f"seed must be a non-negative integer below 2**64 (torch's range), got {seed!r}")
     random.seed(int(seed))
     np.random.seed(int(seed) % 2**32)
     torch.manual_seed(int(seed))  # also seeds every CUDA device

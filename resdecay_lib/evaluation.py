@@ -17,11 +17,20 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from ._checks import require_int
+
 __all__ = ["window_losses", "evaluate", "ablation_losses", "sig"]
 
 
 def sig(a, digits: int = 6):
     """Round to ``digits`` significant digits, for small JSON (nested lists; NaN -> None)."""
+    require_int("digits", digits, 1, 17)
+    if isinstance(a, (str, bytes)) or np.iscomplexobj(a):
+        raise ValueError(f"a must be a real number or a (nested) list of them, got {type(a).__name__} {a!r}")
+    try:
+        np.asarray(a, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"a must be a real number or a (nested) list of them, got {type(a).__name__}") from exc
     a = np.asarray(a, dtype=np.float64)
     if a.ndim == 0:
         v = float(a)
@@ -29,9 +38,35 @@ def sig(a, digits: int = 6):
     return [sig(v, digits) for v in a]
 
 
+def _check_windows(model, x, y, min_windows=1):
+    """model a torch module with parameters; x, y integer token tensors of one shape [n, T],
+    n >= min_windows, ids in the model's vocabulary."""
+    if not isinstance(model, torch.nn.Module):
+        raise ValueError(f"model must be a torch.nn.Module, got {type(model).__name__}")
+    if next(model.parameters(), None) is None:
+        raise ValueError("model must have parameters (its device is theirs)")
+    vocab = getattr(getattr(model, "config", None), "vocab_size", None)
+    for name, t in (("x", x), ("y", y)):
+        if not isinstance(t, torch.Tensor) or t.dim() != 2 or t.dtype not in (torch.int64, torch.int32):
+            raise ValueError(f"{name} must be an integer tensor of token ids [n, T], got "
+                             + (f"{t.dtype} of shape {tuple(t.shape)}" if isinstance(t, torch.Tensor)
+                                else type(t).__name__))
+        if t.shape[0] < min_windows or t.shape[1] == 0:
+            raise ValueError(f"{name} must hold at least {min_windows} window(s) of at least one token, "
+                             f"got shape {tuple(t.shape)}")
+        lo, hi = int(t.min()), int(t.max())
+        if lo < 0 or (isinstance(vocab, int) and hi >= vocab):
+            raise ValueError(f"{name} must hold token ids in [0, {vocab if isinstance(vocab, int) else 'vocab'}), "
+                             f"got ids from {lo} to {hi}")
+    if x.shape != y.shape:
+        raise ValueError(f"x and y must have one shape [n, T], got {tuple(x.shape)} and {tuple(y.shape)}")
+
+
 @torch.no_grad()
 def window_losses(model, x, y, chunk: int = 32) -> np.ndarray:
     """Mean cross-entropy of each window: ``x``, ``y`` int64 [n, T] -> float64 [n]."""
+    _check_windows(model, x, y)
+    require_int("chunk", chunk, 1, 2**20)
     dev = next(model.parameters()).device
     out = []
     for i in range(0, len(x), chunk):
@@ -43,6 +78,7 @@ def window_losses(model, x, y, chunk: int = 32) -> np.ndarray:
 
 def evaluate(model, x, y) -> dict:
     """Loss over fixed windows: ``mean``, ``se`` (over windows) and ``per_window`` values."""
+    _check_windows(model, x, y, min_windows=2)  # a standard error needs two windows
     per = window_losses(model, x, y)
     return {"mean": float(per.mean()), "se": float(per.std(ddof=1) / math.sqrt(len(per))),
             "per_window": per.tolist()}
@@ -55,6 +91,10 @@ def ablation_losses(model, x, y) -> dict:
     standard error ``delta_se`` over windows (paired: the same windows with and without the
     block), and the per-window increases ``delta_per_window`` [L][n].
     """
+    _check_windows(model, x, y, min_windows=2)
+    blocks = getattr(model, "blocks", None)
+    if not isinstance(blocks, (torch.nn.ModuleList, list, tuple)) or len(blocks) == 0:
+        raise ValueError("model must have a non-empty list of residual blocks, model.blocks")
     base = window_losses(model, x, y)
     loss, delta, delta_se, per_window = [], [], [], []
     for block in model.blocks:

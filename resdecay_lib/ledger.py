@@ -32,6 +32,7 @@ from __future__ import annotations
 import ast
 import json
 import math
+import numbers
 import pathlib
 from dataclasses import dataclass, field
 from typing import Callable, Mapping
@@ -119,16 +120,30 @@ def read_evidence(chapters="chapters", prefix: str = "ev_") -> dict[str, float]:
     ``{name: float}``; a name glued by two notebooks, or a value that is not a number,
     raises ``ValueError`` naming it.
     """
+    if not isinstance(prefix, str) or not prefix:
+        raise ValueError(f"prefix must be a non-empty string (the evidence names' start), got {prefix!r}")
     if isinstance(chapters, (str, pathlib.Path)):
         folder = pathlib.Path(chapters)
         if not folder.is_dir():
             raise ValueError(f"chapters must be a folder of notebooks, got {str(folder)!r}")
         paths = sorted(folder.glob("*.ipynb"))
     else:
+        if isinstance(chapters, bytes) or not hasattr(chapters, "__iter__"):
+            raise ValueError(f"chapters must be a folder of notebooks or a list of notebook paths, "
+                             f"got {type(chapters).__name__} {chapters!r}")
+        chapters = list(chapters)
+        for i, p in enumerate(chapters):
+            if not isinstance(p, (str, pathlib.Path)) or not pathlib.Path(p).is_file():
+                raise ValueError(f"chapters[{i}] must be the path of a notebook file, got {p!r}")
         paths = [pathlib.Path(p) for p in chapters]
     evidence, source = {}, {}
     for path in paths:
-        notebook = json.loads(path.read_text(encoding="utf-8"))
+        try:
+            notebook = json.loads(path.read_text(encoding="utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise ValueError(f"chapters: {path} is not a notebook (not JSON: {exc})") from exc
+        if not isinstance(notebook, dict):
+            raise ValueError(f"chapters: {path} is not a notebook (its JSON is not an object)")
         for cell in notebook.get("cells", []):
             for output in cell.get("outputs", []) if cell.get("cell_type") == "code" else []:
                 scrap = output.get("metadata", {}).get("scrapbook")
@@ -589,6 +604,18 @@ CLAIMS: list[Claim] = [
 
 def evaluate(evidence: Mapping[str, float], claims=None) -> list[tuple[Claim, Verdict]]:
     """Each claim with its verdict on ``evidence`` (default: :data:`CLAIMS`)."""
+    if not isinstance(evidence, Mapping):
+        raise TypeError(f"evidence must be a dict {{name: number}} (read_evidence's), got {type(evidence).__name__}")
+    for k, v in evidence.items():
+        if not isinstance(k, str) or not isinstance(v, numbers.Real):
+            raise TypeError(f"evidence must map names (str) to numbers, got {k!r}: {v!r}"[:200])
+    if claims is not None:
+        if isinstance(claims, (str, bytes, Claim)) or not hasattr(claims, "__iter__"):
+            raise TypeError(f"claims must be a list of Claim, got {type(claims).__name__}")
+        claims = list(claims)
+        for i, c in enumerate(claims):
+            if not isinstance(c, Claim):
+                raise TypeError(f"claims[{i}] must be a Claim, got {type(c).__name__}")
     return [(c, c.verdict(evidence)) for c in (CLAIMS if claims is None else claims)]
 
 

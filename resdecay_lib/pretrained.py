@@ -166,6 +166,8 @@ def sublayer_points(block: nn.Module) -> nn.Module:
 
     Raises ``ValueError`` for a block of another layout.
     """
+    if not isinstance(block, nn.Module):
+        raise TypeError(f"block must be a torch.nn.Module (one of blocks_of(model)), got {type(block).__name__}")
     cls = type(block).__name__
     if hasattr(block, "pre_feedforward_layernorm"):        # Gemma 2/3: sandwich
         return block.pre_feedforward_layernorm
@@ -446,10 +448,14 @@ def sample_inputs(tokenizer, text: str, n_seq: int = 16, n_tokens: int = 128,
     Raises ``ValueError`` when the text is too short for the request: fewer than
     ``n_seq * n_tokens`` characters, or a segment that tokenises to fewer than ``n_tokens``.
     """
-    require_int("n_seq", n_seq)
-    require_int("n_tokens", n_tokens)
+    require_int("n_seq", n_seq, 1, 100_000)          # the command line's bounds
+    require_int("n_tokens", n_tokens, 1, 1_000_000)
     if not isinstance(text, str):
         raise TypeError(f"text must be a str, got {type(text).__name__}")
+    if not isinstance(exclude_first, bool):
+        raise TypeError(f"exclude_first must be True or False, got {exclude_first!r}")
+    if not callable(tokenizer):
+        raise TypeError(f"tokenizer must be a Hugging Face tokenizer (callable), got {type(tokenizer).__name__}")
     if len(text) < n_seq * n_tokens:
         raise ValueError(f"the text has {len(text)} characters; {n_seq} sequences of {n_tokens} "
                          f"tokens need at least {n_seq * n_tokens} characters (far more in practice)")
@@ -486,6 +492,15 @@ def _special_affixes(tokenizer) -> tuple[list, list]:
 
 # ----------------------------------------------------------------------------- measuring
 
+def _check_measure_args(pre, inputs, batch_size):
+    if not isinstance(pre, Pretrained):
+        raise TypeError(f"pre must be a Pretrained (load(...)), got {type(pre).__name__}")
+    if not isinstance(inputs, dict) or not isinstance(inputs.get("input_ids"), torch.Tensor) \
+            or inputs["input_ids"].dim() != 2 or inputs["input_ids"].numel() == 0:
+        raise ValueError("inputs must be a dict with a non-empty [B, T] input_ids tensor (sample_inputs' first value)")
+    require_int("batch_size", batch_size, 1, 100_000)
+
+
 def _batches(inputs: dict, batch_size: int):
     n = inputs["input_ids"].shape[0]
     for i in range(0, n, batch_size):
@@ -506,7 +521,7 @@ def measure(pre: Pretrained, inputs: dict, mask, batch_size: int = 8, progress: 
     from :func:`resdecay_lib.probe.layer_change` with ``mask``.
     """
     from . import probe
-    require_int("batch_size", batch_size)
+    _check_measure_args(pre, inputs, batch_size)
     n = inputs["input_ids"].shape[0]
     parts = [probe.residual_stream(pre.body, b, blocks=pre.blocks)
              for b in _progress(_batches(inputs, batch_size), -(-n // batch_size),
@@ -520,6 +535,7 @@ def measure_sublayers(pre: Pretrained, inputs: dict, mask, batch_size: int = 8):
     its attention step (:func:`sublayer_points`), and leaving the last block: [2L+1, B, T, D].
     """
     from . import probe
+    _check_measure_args(pre, inputs, batch_size)
     entries = [m for b in pre.blocks for m in (b, sublayer_points(b))]
     parts = []
     for b in _batches(inputs, batch_size):
@@ -546,6 +562,9 @@ def q4_1_roundtrip(weight: torch.Tensor, block: int = 32, offset: int = 0) -> to
     """
     if not isinstance(weight, torch.Tensor) or weight.dim() != 2:
         raise ValueError("weight must be a 2-D tensor")
+    if weight.numel() == 0 or not weight.is_floating_point() or not torch.isfinite(weight).all():
+        raise ValueError(f"weight must be a non-empty, finite floating-point matrix, got {weight.dtype} "
+                         f"of shape {tuple(weight.shape)}")
     require_int("block", block, 2)
     require_int("offset", offset, 0)
     rows, cols = weight.shape
@@ -565,6 +584,10 @@ def quantize_q4_1_(model: nn.Module, block: int = 32, offset: int = 0) -> int:
     multiple of ``block`` long by its Q4_1 round-trip (:func:`q4_1_roundtrip`), as a GGUF
     conversion does with the 2-D tensors; norms and biases stay float. A weight shared by
     two modules (tied embeddings) is quantised once. Returns the number of tensors quantised."""
+    if not isinstance(model, nn.Module):
+        raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
+    require_int("block", block, 2)
+    require_int("offset", offset, 0)
     done = set()
     with torch.no_grad():
         for mod in model.modules():

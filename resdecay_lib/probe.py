@@ -175,11 +175,20 @@ def residual_stream(model: nn.Module, inputs, blocks=None, exit_module=None) -> 
     >>> residual_stream(m, torch.zeros(2, 4, dtype=torch.long)).shape
     torch.Size([4, 2, 4, 8])
     """
+    if not isinstance(model, nn.Module):
+        raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
     if blocks is None:
         if not isinstance(getattr(model, "blocks", None), (nn.ModuleList, list, tuple)):
             raise ValueError("model has no attribute 'blocks': pass blocks=[...] explicitly")
         blocks = model.blocks
-    blocks = list(blocks)
+    if isinstance(blocks, nn.Module) and not isinstance(blocks, nn.ModuleList):
+        raise TypeError(f"blocks must be a list of modules, got one {type(blocks).__name__}: pass [module]")
+    try:
+        blocks = list(blocks)
+    except TypeError as exc:
+        raise TypeError(f"blocks must be a list of modules, got {type(blocks).__name__}") from exc
+    if exit_module is not None and not isinstance(exit_module, nn.Module):
+        raise TypeError(f"exit_module must be a submodule of the model, got {type(exit_module).__name__}")
     if not blocks:
         raise ValueError("blocks must hold at least one module")
     return _capture(model, inputs, blocks, blocks[-1] if exit_module is None else exit_module)
@@ -200,6 +209,11 @@ def sublayer_stream(model: nn.Module, inputs) -> torch.Tensor:
     step; entry 2k+2 the stream leaving block k. The attention step's result is the input of
     ``block.resid_mid`` (an identity module), so it is captured with the same hooks.
     """
+    if not isinstance(model, nn.Module):
+        raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
+    if not isinstance(getattr(model, "blocks", None), (nn.ModuleList, list, tuple)) or \
+            not all(hasattr(b, "resid_mid") for b in model.blocks):
+        raise ValueError("model must be a model of resdecay_lib.models (blocks with a resid_mid point)")
     blocks = list(model.blocks)
     entries = [m for b in blocks for m in (b, b.resid_mid)]
     return residual_stream(model, inputs, entries, exit_module=blocks[-1])
@@ -214,10 +228,24 @@ def block_grad_norms(model: nn.Module, idx: torch.Tensor, blocks=None) -> np.nda
     parameters of block k of the squared gradient entries). The model's ``.grad`` fields
     are left as they were before the call.
     """
+    if not isinstance(model, nn.Module):
+        raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
     if not isinstance(idx, torch.Tensor) or idx.dim() != 2 or idx.shape[1] < 2:
         raise ValueError(f"idx must be token ids of shape [B, T] with T >= 2, got "
                          f"{tuple(idx.shape) if isinstance(idx, torch.Tensor) else type(idx).__name__}")
+    if idx.dtype not in (torch.int64, torch.int32) or idx.shape[0] == 0 or int(idx.min()) < 0:
+        raise ValueError(f"idx must hold non-negative integer token ids in at least one sequence, got "
+                         f"{idx.dtype} of shape {tuple(idx.shape)}")
+    if blocks is None and not isinstance(getattr(model, "blocks", None), (nn.ModuleList, list, tuple)):
+        raise ValueError("model has no attribute 'blocks': pass blocks=[...] explicitly")
+    if blocks is not None and (isinstance(blocks, nn.Module) and not isinstance(blocks, nn.ModuleList)
+                               or not hasattr(blocks, "__iter__")):
+        raise TypeError(f"blocks must be a list of modules, got {type(blocks).__name__}")
+    if blocks is not None and not all(isinstance(b, nn.Module) for b in blocks):
+        raise TypeError("blocks must be a list of modules")
     blocks = list(model.blocks if blocks is None else blocks)
+    if not blocks:
+        raise ValueError("blocks must hold at least one module")
     params = [list(b.parameters()) for b in blocks]
     flat = [p for ps in params for p in ps]
     grads = torch.autograd.grad(_next_token_loss(model, idx), flat, allow_unused=True)
@@ -393,6 +421,19 @@ def gram(stream: torch.Tensor) -> np.ndarray:
            [1., 1., 0.],
            [0., 0., 0.]])
     """
+    if not isinstance(stream, torch.Tensor):
+        try:
+            stream = torch.as_tensor(stream)
+        except (TypeError, ValueError, RuntimeError) as exc:
+            raise ValueError(f"stream must be a float tensor [L+1, B, T, D], got {type(stream).__name__}") from exc
+    if stream.dim() not in (3, 4) or not stream.is_floating_point():
+        raise ValueError(f"stream must be a float tensor [L+1, B, T, D] (or [L+1, B, D]), got "
+                         f"{stream.dtype} of shape {tuple(stream.shape)}")
+    if stream.shape[0] < 2 or stream.numel() == 0 or stream.shape[-1] < 2:
+        raise ValueError(f"stream must hold at least two states, one token and two coordinates, got "
+                         f"shape {tuple(stream.shape)}")
+    if not torch.isfinite(stream).all():
+        raise ValueError("stream must be finite: it holds NaN or an infinity")
     x = torch.as_tensor(stream).double()                  # (L+1, B, T, D)
     u = torch.cat([x[:1], x[1:] - x[:-1]], 0)            # summands (L+1, B, T, D)
     u = u - u.mean(-1, keepdim=True)
@@ -413,6 +454,12 @@ def measure_zoo(model: nn.Module, x: torch.Tensor) -> dict:
     """
     from .evaluation import sig
     from .models import stream_parts
+    if not isinstance(model, nn.Module) or not hasattr(model, "blocks"):
+        raise TypeError(f"model must be a model of resdecay_lib.models, got {type(model).__name__}")
+    if not isinstance(x, torch.Tensor) or x.dim() != 2 or x.dtype not in (torch.int64, torch.int32):
+        raise ValueError("x must be an integer tensor of token ids [B, T], got "
+                         + (f"{x.dtype} of shape {tuple(x.shape)}" if isinstance(x, torch.Tensor)
+                            else type(x).__name__))
     was_training = model.training
     model.eval()
     try:

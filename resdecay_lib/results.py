@@ -34,12 +34,14 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
 from . import stats, theory
+from ._checks import check_int, check_real
 from .fit import loglog_slope
 from .sweep import load_sweep, result_path, run_id, sweep_runs
 
@@ -68,6 +70,90 @@ PART = {"resi_dual": "post_ln"}
 
 def part_of(arch: str) -> str:
     return PART.get(arch, "stream")
+
+
+# ----------------------------------------------------------------------------- argument checks
+# (entry checks only: they reject bad input with a message naming the parameter and leave
+# every computation on valid input as it was)
+
+#: the deepest curve the reference exponent is computed for (the models' own bound on n_layer)
+_MAX_K = 4096
+
+
+def _check_sweep(sweep):
+    if not isinstance(sweep, Sweep):
+        raise TypeError(f"sweep must be a results.Sweep (Sweep.load(...)), got {type(sweep).__name__}")
+
+
+def _check_cell(sweep, arch, L):
+    _check_sweep(sweep)
+    if not isinstance(arch, str) or arch not in sweep.archs:
+        raise ValueError(f"arch must be one of the sweep's placements {sweep.archs}, got {arch!r}")
+    check_int("L", L, 1)
+    if L not in sweep.depths(arch):
+        raise ValueError(f"L must be one of the depths {sweep.depths(arch)} of {arch} in the sweep, got {L}")
+
+
+def _check_exclude(exclude):
+    if isinstance(exclude, (str, bytes)) or not hasattr(exclude, "__contains__"):
+        raise TypeError(f"exclude must be a collection of run names (a set, list or dict), "
+                        f"got {type(exclude).__name__} {exclude!r}")
+
+
+def _check_level(level):
+    check_real("level", level, 0.0, 1.0, lo_open=True, hi_open=True)
+
+
+def _check_bool(name, value):
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False, got {type(value).__name__} {value!r}")
+
+
+def _run_field(r, *path, name="r", run=None):
+    """r[path[0]][path[1]]...: a ValueError naming the run and the missing key when absent."""
+    if not isinstance(r, Mapping):
+        raise TypeError(f"{name} must be a stored run result (a dict), got {type(r).__name__}")
+    run = r.get("name", "?") if run is None else run
+    v, seen = r, ""
+    for key in path:
+        if not isinstance(v, Mapping) or key not in v:
+            raise ValueError(f"{name} is not a complete stored run result (run {run}): it lacks "
+                             f"{name}{seen}[{key!r}]")
+        v, seen = v[key], seen + f"[{key!r}]"
+    return v
+
+
+def _check_array(name, value, ndim, *, positive=False, min_len=1):
+    """``value`` as a finite float array of ``ndim`` dimensions, each at least ``min_len`` long."""
+    if value is None or isinstance(value, (str, bytes, Mapping)):
+        raise TypeError(f"{name} must be a {ndim}-D array of finite numbers, got {type(value).__name__}")
+    try:
+        if np.iscomplexobj(value):
+            raise TypeError("complex")
+        a = np.asarray(value, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{name} must be a {ndim}-D array of finite real numbers, got "
+                        f"{type(value).__name__}") from exc
+    if a.ndim != ndim or min(a.shape, default=0) < min_len:
+        raise ValueError(f"{name} must be a {ndim}-D array with at least {min_len} entries along each "
+                         f"axis, got shape {a.shape}")
+    if not np.all(np.isfinite(a)):
+        raise ValueError(f"{name} must be finite: it holds NaN or an infinity")
+    if positive and not np.all(a > 0):
+        raise ValueError(f"{name} must be positive everywhere (a variance, change or loss curve), "
+                         f"got minimum {a.min():g}")
+    return a
+
+
+def _check_gram(G, min_L=1, name="G"):
+    """A Gram matrix of the summands: square [L+1, L+1] (L >= min_L), finite, positive diagonal."""
+    a = _check_array(name, G, 2, min_len=min_L + 1)
+    if a.shape[0] != a.shape[1]:
+        raise ValueError(f"{name} must be a square [L+1, L+1] Gram matrix, got shape {a.shape}")
+    if not np.all(np.diag(a) > 0):
+        raise ValueError(f"{name} must have a positive diagonal (the summands' variances), got "
+                         f"minimum {np.diag(a).min():g}")
+    return a
 
 
 @dataclass
@@ -141,6 +227,8 @@ def choose_lr(pilot_spec, root=".") -> dict:
 
 def final_loss(r: dict) -> float:
     """Final validation loss (nats/char); NaN for a run that did not finish."""
+    if _run_field(r, "status") == "ok":
+        _run_field(r, "final", "val_loss", "mean")
     if r["status"] != "ok":
         return float("nan")
     return float(r["final"]["val_loss"]["mean"])
@@ -148,6 +236,8 @@ def final_loss(r: dict) -> float:
 
 def flag_runs(sweep: Sweep, z: float = OUTLIER_Z) -> dict:
     """{run name: [reasons]} for every run to exclude from fits (see the module docstring)."""
+    _check_sweep(sweep)
+    check_real("z", z, 0.0, lo_open=True)
     flags: dict = {}
     sds = []
     for a in sweep.archs:
@@ -185,6 +275,10 @@ def flag_runs(sweep: Sweep, z: float = OUTLIER_Z) -> dict:
 
 def at_step(r: dict, step: int) -> dict:
     """The checkpoint record of run ``r`` at ``step`` (its measure and validation loss)."""
+    _run_field(r, "name")
+    if not isinstance(_run_field(r, "checkpoints"), list):
+        raise ValueError(f"r (run {r['name']}) is not a stored run result: r['checkpoints'] is not a list")
+    check_int("step", step, 0)
     for c in r["checkpoints"]:
         if c["step"] == step:
             return c
@@ -194,16 +288,21 @@ def at_step(r: dict, step: int) -> dict:
 
 def omega_per_sequence(r: dict, step: int) -> np.ndarray:
     """[n_sequences, L] per-sequence omega_k^2 of the stream the blocks read, at ``step``."""
+    _run_field(at_step(r, step), "measure", part_of(_run_field(r, "config", "arch")),
+               "omega_sq_per_sequence", name=f"r['checkpoints'][step={step}]", run=r["name"])
     return np.asarray(at_step(r, step)["measure"][part_of(r["config"]["arch"])]["omega_sq_per_sequence"])
 
 
 def gram(r: dict, step: int) -> np.ndarray:
     """[L+1, L+1] Gram matrix of the summands (embedding, block outputs) at ``step``."""
+    _run_field(at_step(r, step), "measure", part_of(_run_field(r, "config", "arch")), "gram",
+               name=f"r['checkpoints'][step={step}]", run=r["name"])
     return np.asarray(at_step(r, step)["measure"][part_of(r["config"]["arch"])]["gram"])
 
 
 def rho(G) -> float:
     """Embedding-to-block variance ratio: G_00 over the mean of G_kk, k = 1..L."""
+    _check_gram(G)
     G = np.asarray(G)
     return float(G[0, 0] / np.mean(np.diag(G)[1:]))
 
@@ -211,11 +310,17 @@ def rho(G) -> float:
 def convention(rho_value: float) -> bool:
     """The index convention rho chooses: embedding-counted (True) when the embedding weighs
     at least half a block output (rho >= 1/2), the seed convention (False) below."""
+    check_real("rho_value", rho_value, 0.0)
     return bool(rho_value >= 0.5)
 
 
 def reference_exponent(k_min: int, k_max: int, embedding_counted: bool) -> float:
     """Slope of log omega_k^2 (the theorem's exact curve) on log k over k_min..k_max."""
+    check_int("k_min", k_min, 1, _MAX_K - 1)
+    check_int("k_max", k_max, 2, _MAX_K)
+    if k_max <= k_min:
+        raise ValueError(f"k_max must exceed k_min (a slope needs two points), got k_min={k_min}, k_max={k_max}")
+    _check_bool("embedding_counted", embedding_counted)
     k = np.arange(k_min, k_max + 1)
     if not embedding_counted and k_min < 2:
         raise ValueError("the seed convention starts at k = 2 (k_min must be >= 2)")
@@ -225,6 +330,8 @@ def reference_exponent(k_min: int, k_max: int, embedding_counted: bool) -> float
 
 def curve_exponent(y, k_min: int) -> float:
     """Slope of log y_k on log k for k = k_min..len(y) (y indexed from k = 1)."""
+    n = len(_check_array("y", y, 1, positive=True, min_len=2))
+    check_int("k_min", k_min, 1, n - 1)
     y = np.asarray(y, float)
     k = np.arange(1, len(y) + 1)
     return loglog_slope(k[k_min - 1:], y[k_min - 1:])[0]
@@ -233,6 +340,10 @@ def curve_exponent(y, k_min: int) -> float:
 def seed_exponents(sweep: Sweep, arch: str, L: int, step: int, k_min: int = 2,
                    exclude=()) -> np.ndarray:
     """Per stored seed (excluded runs left out), the exponent of the mean omega_k^2 curve."""
+    _check_cell(sweep, arch, L)
+    check_int("step", step, 0)
+    check_int("k_min", k_min, 1, max(L - 1, 1))
+    _check_exclude(exclude)
     return np.array([curve_exponent(omega_per_sequence(r, step).mean(0), k_min)
                      for r in sweep.cell(arch, L, exclude) if r["status"] == "ok"])
 
@@ -245,6 +356,11 @@ def curvature(curves, k_min: int, level: float = 0.95) -> dict:
     shape: "power law" (interval inside +-DRIFT_MARGIN), "bent" (excludes 0), or
     "undetermined".
     """
+    c = _check_array("curves", curves, 2, positive=True)
+    if c.shape[0] < 3:
+        raise ValueError(f"curves must hold at least 3 seeds (rows) for a t interval, got shape {c.shape}")
+    check_int("k_min", k_min, 1, c.shape[1] - 2)  # a quadratic needs three points
+    _check_level(level)
     Y = np.log(np.asarray(curves, float))
     L = Y.shape[1]
     u = np.log(np.arange(k_min, L + 1))
@@ -268,6 +384,7 @@ def rc_from_gram(G):
 
     V_k = sum_{i,j<k} G_ij (the stream entering block k), F_k = G_kk, C_k = sum_{i<k} G_ik.
     """
+    _check_gram(G)
     G = np.asarray(G, float)
     L = len(G) - 1
     V = np.array([G[:k, :k].sum() for k in range(1, L + 1)])
@@ -284,6 +401,8 @@ def predictions(G, embedding_counted: bool = True) -> dict:
     diagonal); ``rc``: variances and correlations (theory.change_sq_rc of :func:`rc_from_gram`).
     In the seed convention block 1's theorem value is undefined (NaN).
     """
+    _check_gram(G)
+    _check_bool("embedding_counted", embedding_counted)
     G = np.asarray(G, float)
     L = len(G) - 1
     theo = np.array([float(theory.omega_sq(k, embedding_counted=True)) if embedding_counted
@@ -296,6 +415,13 @@ def predictions(G, embedding_counted: bool = True) -> dict:
 
 def prediction_log_errors(G, measured, k_min: int = 2, embedding_counted: bool = True) -> dict:
     """Mean over k = k_min..L of |log(pred / measured)| for each prediction."""
+    L = len(_check_gram(G)) - 1
+    m = _check_array("measured", measured, 1, positive=True)
+    if len(m) != L:
+        raise ValueError(f"measured must hold omega_k^2 for k = 1..L = {L} (the Gram matrix's blocks), "
+                         f"got {len(m)} values")
+    check_int("k_min", k_min, 1, L)
+    _check_bool("embedding_counted", embedding_counted)
     m = np.asarray(measured, float)[k_min - 1:]
     return {n: float(np.mean(np.abs(np.log(p[k_min - 1:] / m))))
             for n, p in predictions(G, embedding_counted).items()}
@@ -303,6 +429,7 @@ def prediction_log_errors(G, measured, k_min: int = 2, embedding_counted: bool =
 
 def mean_abs_block_corr(G) -> float:
     """Mean |correlation| between different block outputs u_1..u_L (embedding excluded)."""
+    _check_gram(G, min_L=2)
     G = np.asarray(G, float)
     d = np.sqrt(np.diag(G))
     C = (G / np.outer(d, d))[1:, 1:]
@@ -325,6 +452,14 @@ def departure(grams, k_min: int = 2, level: float = 0.95) -> dict:
     departures of :data:`DEPARTURES` whose predicted r exponent lies inside the interval of
     a and whose sign of c agrees with the interval of the mean c (0: the interval holds 0).
     """
+    if isinstance(grams, (str, bytes, Mapping)) or not hasattr(grams, "__len__"):
+        raise TypeError(f"grams must be a list of Gram matrices (one per seed), got {type(grams).__name__}")
+    shapes = {_check_gram(G, name=f"grams[{i}]").shape for i, G in enumerate(grams)}
+    if len(shapes) > 1:
+        raise ValueError(f"grams must all have one shape (one depth), got shapes {sorted(shapes)}")
+    if shapes:
+        check_int("k_min", k_min, 1, shapes.pop()[0] - 2)
+    _check_level(level)
     if len(grams) < 3:
         raise TooFewSeeds(f"{len(grams)} kept seeds; an interval needs 3")
     a, cm = [], []
@@ -343,6 +478,8 @@ def departure(grams, k_min: int = 2, level: float = 0.95) -> dict:
 
 def ablation(r: dict) -> tuple[np.ndarray, np.ndarray]:
     """(delta_k, se_k), k = 1..L: the validation-loss increase from removing block k."""
+    _run_field(r, "final", "ablation", "delta")
+    _run_field(r, "final", "ablation", "delta_se")
     a = r["final"]["ablation"]
     return np.asarray(a["delta"]), np.asarray(a["delta_se"])
 
@@ -351,6 +488,9 @@ def ablation_trend(sweep: Sweep, arch: str, L: int, exclude=(), level: float = 0
     """Spearman's rank correlation of delta_k with k over k = 2..L, per seed, and its t
     interval over seeds, clipped to [-1, 1] (block 1, which reads the bare embedding, is
     reported apart); the interval is None with fewer than 3 seeds."""
+    _check_cell(sweep, arch, L)
+    _check_exclude(exclude)
+    _check_level(level)
     rhos = [stats.spearman(np.arange(2, L + 1), ablation(r)[0][1:])
             for r in sweep.cell(arch, L, exclude) if r["status"] == "ok"]
     if len(rhos) < 3:
@@ -363,6 +503,14 @@ def ablation_trend(sweep: Sweep, arch: str, L: int, exclude=(), level: float = 0
 def loss_at_flops(r: dict, flops: float) -> float:
     """The validation loss of run ``r`` after ``flops`` training FLOPs: its loss curve,
     interpolated linearly in log step between evaluations; NaN beyond the run's end."""
+    curve = _run_field(r, "val_curve")
+    if not isinstance(curve, list) or len(curve) < 2:
+        raise ValueError(f"r (run {r.get('name', '?')}) must hold a loss curve of at least 2 evaluations")
+    for i, p in enumerate(curve):
+        _run_field(p, "step", name=f"r['val_curve'][{i}]")
+        _run_field(p, "mean", name=f"r['val_curve'][{i}]")
+    check_real("r['flops_per_step']", _run_field(r, "flops_per_step"), 0.0, lo_open=True)
+    check_real("flops", flops, 0.0, lo_open=True)
     steps = np.array([p["step"] for p in r["val_curve"]], float)
     loss = np.array([p["mean"] for p in r["val_curve"]], float)
     s = flops / r["flops_per_step"]
@@ -379,6 +527,18 @@ def ladder_steps(losses: dict, level: float = 0.95) -> list:
     interval at ``level`` (the caller corrects ``level`` for the number of steps):
     (l_from, l_to, TInterval).
     """
+    if not isinstance(losses, Mapping) or len(losses) < 2:
+        raise (TypeError if not isinstance(losses, Mapping) else ValueError)(
+            f"losses must be a dict {{depth: [loss per seed]}} of at least 2 depths, got "
+            + (f"{len(losses)} depth(s)" if isinstance(losses, Mapping) else type(losses).__name__))
+    n = set()
+    for d, v in losses.items():
+        check_int("losses' depths", d, 1)
+        n.add(len(_check_array(f"losses[{d}]", v, 1, min_len=3)))
+    if len(n) > 1:
+        raise ValueError(f"losses must hold one loss per seed, the same seeds at every depth; got "
+                         f"{sorted(n)} values at different depths")
+    _check_level(level)
     ds = sorted(losses)
     out = []
     for a, b in zip(ds, ds[1:]):
@@ -391,6 +551,10 @@ def depth_law(depths, loss, alphas=np.geomspace(0.05, 5.0, 600)) -> dict:
     """Least squares of loss(l) = c l^-alpha + L_inf over ``depths``: for each alpha of the
     grid, (c, L_inf) is a linear fit; the alpha with the smallest residual is returned with
     c, L_inf and ``at_edge`` (True when it is the grid's end: the fit is not determined)."""
+    d = _check_array("depths", depths, 1, positive=True, min_len=3)
+    if len(_check_array("loss", loss, 1, min_len=3)) != len(d):
+        raise ValueError(f"loss must hold one value per depth ({len(d)} depths), got {len(np.asarray(loss))}")
+    _check_array("alphas", alphas, 1, positive=True)
     l = np.asarray(depths, float)
     y = np.asarray(loss, float)
     best = None
@@ -437,6 +601,11 @@ class TooFewSeeds(ValueError):
 def exponent_fit(sweep: Sweep, arch: str, L: int, step: int, k_min: int = 2, exclude=(),
                  level: float = 0.95) -> ExponentFit:
     """:class:`ExponentFit` of a cell from its kept seeds (at least 3, else :class:`TooFewSeeds`)."""
+    _check_cell(sweep, arch, L)
+    check_int("step", step, 0)
+    check_int("k_min", k_min, 1, max(L - 2, 1))
+    _check_exclude(exclude)
+    _check_level(level)
     cell = [r for r in sweep.cell(arch, L, exclude) if r["status"] == "ok"]
     if len(cell) < 3:
         raise TooFewSeeds(f"{arch} at L = {L} has {len(cell)} kept seeds; an interval needs 3")
@@ -456,6 +625,9 @@ def compare_exponents(a: stats.TInterval, b: stats.TInterval) -> str:
     """How exponent ``b`` stands to exponent ``a``, read from their intervals: "steeper"
     (b's interval wholly below a's), "flatter" (wholly above), or "not distinguishable"
     (the intervals overlap). A description of two intervals, not a test."""
+    for name, v in (("a", a), ("b", b)):
+        if not isinstance(v, stats.TInterval):
+            raise TypeError(f"{name} must be a stats.TInterval (an exponent's interval), got {type(v).__name__}")
     if b.hi < a.lo:
         return "steeper"
     if b.lo > a.hi:

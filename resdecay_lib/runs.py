@@ -27,6 +27,7 @@ import numpy as np
 import torch
 
 from . import __version__
+from ._checks import check_real, require_int
 from .data import eval_windows, load_corpus
 from .device import manual_seed_all, pin_threads, resolve_device
 from .evaluation import ablation_losses, evaluate, sig
@@ -91,6 +92,20 @@ def convergence(curve: list[dict], steps: int, window: float = CONVERGENCE_WINDO
     (1 - window) * steps; the run *converged* when improvement < tol. A run whose final
     loss is not finite, or above its loss at step 0, *diverged*.
     """
+    require_int("steps", steps, 1)
+    check_real("window", window, 0.0, 1.0, lo_open=True, hi_open=True, error=ValueError)
+    check_real("tol", tol, 0.0, lo_open=True, error=ValueError)
+    if isinstance(curve, (str, bytes, dict)) or not isinstance(curve, (list, tuple)) or not curve:
+        raise ValueError(f"curve must be a non-empty list of {{'step', 'mean'}} records, got "
+                         f"{type(curve).__name__} {curve!r}"[:200])
+    for i, p in enumerate(curve):
+        if not isinstance(p, dict) or "step" not in p or "mean" not in p:
+            raise ValueError(f"curve[{i}] must be a {{'step', 'mean'}} record, got {p!r}"[:200])
+        require_int(f"curve[{i}]['step']", p["step"], 0)
+        m = p["mean"]
+        if m is not None and (isinstance(m, bool) or not isinstance(m, numbers.Real)):
+            raise ValueError(f"curve[{i}]['mean'] must be a loss (a number, or None where it was not "
+                             f"finite), got {m!r}")
     by = {int(p["step"]): p["mean"] for p in curve}
     if steps not in by or 0 not in by:
         raise ValueError(f"curve must hold steps 0 and {steps}, got {sorted(by)}")
@@ -111,6 +126,11 @@ def flops_per_step(model, cfg: TrainConfig) -> float:
     N is the number of non-embedding parameters (the blocks and the readout norm, without
     the token and position tables and the head), L the depth, T the context, d the width.
     """
+    if not isinstance(cfg, TrainConfig):
+        raise TypeError(f"cfg must be a TrainConfig, got {type(cfg).__name__}")
+    if not isinstance(model, torch.nn.Module) or not all(hasattr(model, a) for a in ("wte", "lm_head")):
+        raise TypeError(f"model must be a model of resdecay_lib.models (with wte and lm_head), "
+                        f"got {type(model).__name__}")
     emb = {id(p) for m in (model.wte, getattr(model, "wpe", None), model.lm_head) if m is not None
            for p in m.parameters()}
     n = sum(p.numel() for p in model.parameters() if id(p) not in emb)
@@ -153,10 +173,18 @@ def run_result(cfg: TrainConfig, plan: RunPlan = RunPlan(), checkpoint: str | Pa
     live re-run of a stored run's first checkpoint intervals. ``code``: the code version
     to record (a sweep computes it once, before any run starts).
     """
+    if not isinstance(cfg, TrainConfig):
+        raise TypeError(f"cfg must be a TrainConfig, got {type(cfg).__name__}")
     if not isinstance(plan, RunPlan):
         raise TypeError(f"plan must be a RunPlan, got {type(plan).__name__}")
+    if checkpoint is not None and not isinstance(checkpoint, (str, Path)):
+        raise TypeError(f"checkpoint must be a file path or None, got {type(checkpoint).__name__}")
+    if progress is not None and not isinstance(progress, bool):
+        raise TypeError(f"progress must be True, False or None, got {progress!r}")
+    if code is not None and not isinstance(code, str):
+        raise TypeError(f"code must be a version string or None, got {type(code).__name__}")
     measure_steps, eval_steps = plan.resolve(cfg.steps)
-    if stop_at is not None and stop_at not in measure_steps[1:]:
+    if isinstance(stop_at, bool) or (stop_at is not None and stop_at not in measure_steps[1:]):
         raise ValueError(f"stop_at must be one of the measured steps {measure_steps[1:]}, got {stop_at!r}")
     t0 = time.perf_counter()
     dev = resolve_device(cfg.device)
