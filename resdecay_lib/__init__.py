@@ -3,9 +3,27 @@
 Does a Pre-LN transformer block's change to the normalised residual stream shrink like
 1/sqrt(k)? (Xie et al. 2023, "ResiDual", arXiv:2304.14802, Theorem 3.3.)
 
-Modules (data flows one way; theory and gaussian know nothing of torch):
+Modules, by room (data flows one way; theory, gaussian, fit, stats, baselines and results
+know nothing of torch; the probe knows nothing of training; models do not know they are
+measured):
 
-* ``theory``   -- SymPy: Theorem 3.3, its corollaries and generalisations
-* ``gaussian`` -- Monte Carlo of the idealised Gaussian stream with a real LayerNorm
+* theory and simulation: ``theory`` (SymPy: Theorem 3.3, its corollaries and
+  generalisations), ``gaussian`` (Monte Carlo of the idealised Gaussian stream with a real
+  LayerNorm), ``fit`` (power-law fits with bootstrap intervals), ``stats`` (t intervals,
+  equivalence tests, Bonferroni, Spearman)
+* models and measurement: ``models`` (one block class per norm placement, a registry),
+  ``probe`` (residual-stream capture with hooks, per-layer metrics, Gram matrices),
+  ``evaluation`` (validation losses, block ablations), ``pretrained`` (offline loaders for
+  pretrained models shipped in PyPI wheels)
+* data: ``data`` (offline corpora, vocabulary, deterministic batches), ``baselines``
+  (n-gram losses of the same split)
+* runs: ``train`` (the training loop), ``runs`` (one run measured through training),
+  ``sweep`` (grids of runs over any executor, claims, atomic store), ``engines`` (local,
+  Dask and SLURM executors), ``recheck`` (a stored run re-run live)
+* analysis and the book: ``results`` (reading stored sweeps and the analysis the training
+  chapters rest on), ``ledger`` (the claims and their computed verdicts), ``plots`` (the
+  training chapters' figure kinds)
+* ``device`` (where torch runs, thread pinning, seeds), ``__main__`` (the command line:
+  routes ``train``, ``sweep``, ``measure``, ``prepare-models``, ``prepare-corpus``)
 """
 __version__ = "0.1.0"

@@ -19,7 +19,7 @@ BIN = pathlib.Path(sys.executable).parent
 #: the line that installs the browser on Debian (CI runs as root)
 INSTALL_HINT = "apt-get update && apt-get install -y chromium   (or run: bash tools/ensure_chromium.sh)"
 
-#: flags for a quiet, offline, throw-away headless Chromium (TOOLCHAIN.md)
+#: flags for a quiet, offline, throw-away headless Chromium (checked on this kind of machine)
 CHROMIUM_FLAGS = [
     "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
     "--disable-background-networking", "--disable-component-update", "--disable-sync",
