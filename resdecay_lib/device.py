@@ -4,7 +4,7 @@
   ``torch.device`` ("auto": CUDA when present, else the CPU).
 * :func:`pin_threads` fixes torch's intra-op (and, where still allowed, inter-op) thread
   count. Float32 reductions split their work by thread, so the last bits of a loss or a
-  measurement depend on the thread count (shared/TOOLCHAIN.md of the project's working notes: 150 AdamW steps ended at loss 0.8730
+  measurement depend on the thread count (measured on the book's reference machine: 150 AdamW steps ended at loss 0.8730
   with 1 thread and 0.8839 with 2). The library's runs and every chapter therefore pin
   :data:`DEFAULT_THREADS` = 2 threads: the book's reference machine has 2 cores, so 2 is the
   fastest setting that is the same on every machine with at least 2 cores (a machine with
