@@ -76,10 +76,16 @@ class Claim:
             raise ValueError(f"claim id must start with 'claim-', got {self.id!r}")
 
     def verdict(self, evidence: Mapping[str, float]) -> Verdict:
-        """The rule's verdict, or ``open`` when any of ``keys`` is missing from ``evidence``."""
+        """The rule's verdict; ``open`` when any of ``keys`` is missing from ``evidence``, or
+        is NaN (a chapter glues NaN when its data cannot give the value, e.g. fewer than
+        three kept seeds: the data cannot tell)."""
         missing = [k for k in self.keys if k not in evidence]
         if missing:
             return Verdict("open", "evidence not in the book yet: " + _names(missing))
+        nan = [k for k in self.keys if isinstance(evidence[k], float) and math.isnan(evidence[k])]
+        if nan:
+            return Verdict("open", "the data cannot tell (the chapter could not compute "
+                                   + _names(nan) + ")")
         return self.rule(evidence)
 
 
