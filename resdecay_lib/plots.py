@@ -40,6 +40,11 @@ def _log_k_axis(ax, L: int) -> None:
     ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
 
 
+def _color(arch: str) -> str:
+    """One colour per placement in every figure (its place in NAMES)."""
+    return f"C{list(NAMES).index(arch) % 10}" if arch in NAMES else "k"
+
+
 def close(fig) -> None:
     """Close a figure once it is glued, so the notebook does not show it a second time."""
     plt.close(fig)
@@ -138,14 +143,17 @@ def depth_curves(panels: dict):
         for i, (a, (d, m, lo, hi)) in enumerate(byarch.items()):
             m, lo, hi = map(np.asarray, (m, lo, hi))
             ax.errorbar(np.asarray(d) * (1 + 0.02 * (i - 2)), m, yerr=[m - lo, hi - m], fmt="o-",
-                        ms=3, capsize=2, lw=1, color=f"C{i}", label=NAMES.get(a, a))
+                        ms=3, capsize=2, lw=1, color=_color(a), label=NAMES.get(a, a))
         ax.set_xscale("log")
         ax.set_xticks(sorted({x for v in byarch.values() for x in v[0]}))
         ax.get_xaxis().set_major_formatter(matplotlib.ticker.ScalarFormatter())
+        ax.get_xaxis().set_minor_formatter(matplotlib.ticker.NullFormatter())
         ax.set_xlabel("depth L")
         ax.set_title(t, fontsize=9)
     axes[0].set_ylabel("validation loss (nats/char)")
-    axes[0].legend(fontsize=7)
+    for ax in axes:
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize=7)
     fig.tight_layout()
     return fig
 
