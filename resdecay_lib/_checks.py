@@ -56,3 +56,14 @@ def check_real(name: str, value, lo: float = -math.inf, hi: float = math.inf, *,
     if not (math.isfinite(v) and (v > lo if lo_open else v >= lo) and (v < hi if hi_open else v <= hi)):
         raise (error or ValueError)(f"{name} must be a finite real number in {span}, got {value!r}")
     return v
+
+
+def cli_int(option: str, text, lo: int, hi: int) -> int:
+    """A command-line option's text as an integer in [lo, hi], or ValueError naming the option."""
+    try:
+        value = int(text, 10)
+    except (TypeError, ValueError):
+        value = None
+    if value is None or not lo <= value <= hi:
+        raise ValueError(f"{option} must be an integer from {lo} to {hi}, got {text!r}")
+    return value

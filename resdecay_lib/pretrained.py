@@ -56,6 +56,7 @@ import numpy as np
 import torch
 import torch.nn as nn
 
+from ._checks import cli_int as _cli_int
 from ._checks import require_int
 
 __all__ = ["PACKAGED", "INSTALL_LINE", "MissingPackage", "Pretrained", "blocks_of",
@@ -604,14 +605,6 @@ _TABLE_COLUMNS = ("k", "omega_sq", "omega_sq_se", "rel_update", "rel_update_se",
                   "alignment", "alignment_se", "norm", "norm_se")
 
 
-def _cli_int(option: str, text, lo: int, hi: int) -> int:
-    try:
-        value = int(text, 10)
-    except (TypeError, ValueError):
-        value = None
-    if value is None or not lo <= value <= hi:
-        raise ValueError(f"{option} must be an integer from {lo} to {hi}, got {text!r}")
-    return value
 
 
 def _run_measure(args) -> int:

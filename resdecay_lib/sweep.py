@@ -42,6 +42,7 @@ import tomllib
 from dataclasses import asdict, fields
 from pathlib import Path
 
+from ._checks import cli_int as _cli_int
 from .data import cache_dir
 from .runs import RunPlan, code_version, run_result
 from .train import TrainConfig
@@ -397,14 +398,6 @@ def local_executor(workers: int) -> cf.Executor:
 MAX_WORKERS = 1024
 
 
-def _cli_int(option: str, text, lo: int, hi: int) -> int:
-    try:
-        value = int(text, 10)
-    except (TypeError, ValueError):
-        value = None
-    if value is None or not lo <= value <= hi:
-        raise ValueError(f"{option} must be an integer from {lo} to {hi}, got {text!r}")
-    return value
 
 
 def _cli_float(option: str, text, lo: float, hi: float) -> float:
