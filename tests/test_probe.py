@@ -125,7 +125,7 @@ def naive(stream, mask):
     """Direct float64 computation, token by token (the definitions, no algebra)."""
     x = stream.double().numpy()
     L = x.shape[0] - 1
-    out = {m: [] for m in ("omega_sq", "rel_update", "alignment", "angular", "norm")}
+    out = {m: [] for m in ("omega_sq", "rel_update", "alignment", "angular", "influence", "norm")}
     for b in range(x.shape[1]):
         toks = np.flatnonzero(mask[b])
         if toks.size == 0:
@@ -141,6 +141,7 @@ def naive(stream, mask):
             row["alignment"][k] = ((a * f).sum(-1) / (na * np.linalg.norm(f, axis=-1))).mean()
             cos = (a * c).sum(-1) / (na * np.linalg.norm(c, axis=-1))
             row["angular"][k] = (np.arccos(np.clip(cos, -1, 1)) / np.pi).mean()
+            row["influence"][k] = (1 - cos).mean()
             row["norm"][k] = na.mean()
         for m in out:
             out[m].append(row[m])

@@ -1,0 +1,256 @@
+"""Chapter 9's measurement of a pretrained model on a text, stored, and the analysis of it.
+
+:func:`measure_model` runs one packaged model on one of the book's texts and returns a
+JSON-ready record: the per-sequence layer metrics (:func:`resdecay_lib.probe.layer_change`),
+the change seen through the model's own RMSNorm with and without its gains
+(:func:`resdecay_lib.probe.rms_change`), the Gram matrix of the summands (for rho), Gromov's
+angular distances, the skip cost of every block and, when asked, the pruning curve of every
+ranking (:mod:`resdecay_lib.depthcost`). ``python -m resdecay_lib depth-cost MODEL`` writes
+it under ``results/pretrained/`` atomically, with its provenance, and skips a finished file.
+
+The analysis functions read such a record (or a live :class:`~resdecay_lib.probe.LayerChange`):
+:func:`exponent_report` (the power-law exponent of the change with its fit-range
+sensitivity, its curvature test over sequences and the theorem's exponent over the same range
+in the convention rho picks) and :func:`norm_growth` (the stream's growth factor per block).
+"""
+from __future__ import annotations
+
+import json
+import platform
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from . import depthcost, fit, probe, results, stats
+from ._checks import require_int
+
+__all__ = ["TEXTS", "book_text", "measure_model", "store_path", "load_record", "load_records",
+           "exponent_report", "ExponentReport", "norm_growth", "K_MINS", "register_cli"]
+
+#: the two texts of Chapter 9, by short name
+TEXTS = {"shakespeare": "Shakespeare (validation)", "pydoc": "pydoc topics"}
+#: fit starts of the sensitivity (the issue's k_min = 2, 3, 4)
+K_MINS = (2, 3, 4)
+
+
+def book_text(name: str) -> str:
+    """The text ``name`` of :data:`TEXTS`: the validation split of the training corpus, or the
+    standard library's pydoc topics."""
+    from . import data
+    if name == "shakespeare":
+        corpus = data.shakespeare_text()
+        return corpus[int(round(len(corpus) * (1 - data.VAL_FRACTION))):]
+    if name == "pydoc":
+        return data.pydoc_text()
+    raise ValueError(f"text must be one of {sorted(TEXTS)}, got {name!r}")
+
+
+def _per_seq(ch) -> dict:
+    return {m: np.asarray(ch.per_sequence[m]).tolist() for m in probe.LayerChange.METRICS}
+
+
+def measure_model(pre, text: str, n_seq: int = 16, n_tokens: int = 128, prune: bool = False,
+                  batch_size: int = 8, progress: bool = False) -> dict:
+    """Everything Chapter 9 reads about one model on one text (see the module docstring).
+
+    Pruning curves (``prune``) remove n = 1..floor(L/2) blocks by each ranking, read from
+    this text's intact stream.
+    """
+    require_int("n_seq", n_seq, 2, 100_000)
+    inputs, mask = _sample(pre, text, n_seq, n_tokens)
+    stream, ch = _measure(pre, inputs, mask, batch_size, progress)
+    keep = mask.bool()
+    tokens = stream[:, keep]                                    # [L+1, N, D]: text tokens only
+    rec = {"model": pre.name, "n_layer": pre.n_layer, "d_model": pre.d_model,
+           "placement": pre.placement, "note": pre.note, "source": pre.source,
+           "n_seq": int(ch.n_sequences), "n_tokens": int(n_tokens),
+           "change": _per_seq(ch), "gram": probe.gram(tokens).tolist(),
+           "angular_distances": probe.angular_distances(stream, mask).tolist()}
+    try:
+        gains = depthcost.reader_gains(pre)
+    except ValueError:
+        gains = None                      # Post-LN: the blocks read the stream itself
+    if gains is not None:
+        eps = float(getattr(pre.model.config, "rms_norm_eps", 1e-6))
+        rec["rms_change"] = probe.rms_change(stream, None, mask, eps).per_sequence.tolist()
+        rec["rms_change_gain"] = probe.rms_change(stream, gains, mask, eps).per_sequence.tolist()
+    del stream, tokens
+    kind = depthcost.cost_kind(pre)
+    skip = depthcost.skip_costs(pre, inputs, mask, batch_size, progress)
+    rec["cost_kind"] = kind
+    rec["skip"] = {"base": skip.base.tolist(), "value": skip.value.tolist()}
+    if prune:
+        n_max = pre.n_layer // 2
+        scores = depthcost.ranking_scores(ch)
+        sets = {name: depthcost.nested_sets(s.mean(0), n_max) for name, s in scores.items()
+                if name != "angular"}
+        sets["angular"] = depthcost.gromov_sets(np.asarray(rec["angular_distances"]), n_max)
+        rec["prune"] = {}
+        for name in depthcost.RANKINGS:
+            c = depthcost.removal_costs(pre, inputs, mask, sets[name], batch_size, progress)
+            rec["prune"][name] = {"sets": [list(s) for s in c.sets], "value": c.value.tolist()}
+    return rec
+
+
+def _sample(pre, text, n_seq, n_tokens):
+    from .pretrained import sample_inputs
+    return sample_inputs(pre.tokenizer, text, n_seq, n_tokens)
+
+
+def _measure(pre, inputs, mask, batch_size, progress):
+    from .pretrained import measure
+    return measure(pre, inputs, mask, batch_size=batch_size, progress=progress)
+
+
+# ----------------------------------------------------------------------------- the store
+
+def store_path(root, model: str, text: str) -> Path:
+    return Path(root) / f"{model}__{text}.json"
+
+
+def load_record(path) -> dict:
+    """One stored record, with its arrays as numpy arrays."""
+    rec = json.loads(Path(path).read_text())
+    for key in ("gram", "angular_distances", "rms_change", "rms_change_gain"):
+        if key in rec:
+            rec[key] = np.asarray(rec[key], float)
+    rec["change"] = {m: np.asarray(v, float) for m, v in rec["change"].items()}
+    rec["skip"] = depthcost.RemovalCost(rec["cost_kind"], tuple((k,) for k in range(1, rec["n_layer"] + 1)),
+                                        np.asarray(rec["skip"]["base"]), np.asarray(rec["skip"]["value"]))
+    if "prune" in rec:
+        rec["prune"] = {name: depthcost.RemovalCost(rec["cost_kind"], tuple(tuple(s) for s in p["sets"]),
+                                                    rec["skip"].base, np.asarray(p["value"]))
+                        for name, p in rec["prune"].items()}
+    return rec
+
+
+def load_records(root) -> dict:
+    """{(model, text): record} of every finished record under ``root``."""
+    out = {}
+    for path in sorted(Path(root).glob("*__*.json")):
+        model, text = path.stem.split("__")
+        out[model, text] = load_record(path)
+    return out
+
+
+# ----------------------------------------------------------------------------- analysis
+
+@dataclass(frozen=True)
+class ExponentReport:
+    """The exponent of a per-sequence curve [B, L] over k = k_min..L for each k_min of
+    :data:`K_MINS` (``fits``, percentile bootstrap over sequences at ``level``), its
+    curvature test over sequences (:func:`resdecay_lib.results.curvature` with sequences as
+    the replicates, fit range from ``K_MINS[0]``), rho and the convention it picks, and the
+    theorem's exponent over each fit range in that convention (``reference``)."""
+    fits: dict
+    curvature: dict
+    rho: float
+    embedding_counted: bool
+    reference: dict
+
+    @property
+    def main(self):
+        return self.fits[K_MINS[0]]
+
+    @property
+    def range_shift(self) -> float:
+        """Largest |exponent(k_min) - exponent(2)| over k_min = 3, 4."""
+        return max(abs(f.exponent - self.main.exponent) for f in self.fits.values())
+
+
+def exponent_report(per_sequence, gram, level: float = 0.95, n_boot: int = 2000,
+                    seed: int = 0) -> ExponentReport:
+    """:class:`ExponentReport` of ``per_sequence`` [B, L] with the summands' ``gram`` [L+1, L+1]."""
+    y = np.asarray(per_sequence, float)
+    if y.ndim != 2 or y.shape[1] < max(K_MINS) + 2:
+        raise ValueError(f"per_sequence must be [B, L] with L >= {max(K_MINS) + 2}, got shape {y.shape}")
+    L = y.shape[1]
+    k = np.arange(1, L + 1)
+    fits = {m: fit.power_law(k, y, k_min=m, n_boot=n_boot, level=level, seed=seed) for m in K_MINS}
+    r = results.rho(gram)
+    emb = results.convention(r)
+    ref = {m: results.reference_exponent(m, L, emb) for m in K_MINS}
+    return ExponentReport(fits, results.curvature(y, K_MINS[0], level), r, emb, ref)
+
+
+def norm_growth(norm_per_sequence, k_min: int = 2, level: float = 0.95) -> stats.TInterval:
+    """Growth factor of the stream norm per block: exp of the per-sequence least-squares
+    slope of log |x_k| on k over k = k_min..L, a t interval over sequences (exponentiated).
+    Heimersheim & Turner (2023) report about 1.045 per layer for GPT-2 XL."""
+    y = np.log(np.asarray(norm_per_sequence, float))
+    if y.ndim != 2 or y.shape[1] - k_min < 1:
+        raise ValueError(f"norm_per_sequence must be [B, L] with at least two blocks from k_min, got {y.shape}")
+    k = np.arange(1, y.shape[1] + 1)[k_min - 1:]
+    kc = k - k.mean()
+    slopes = (y[:, k_min - 1:] - y[:, k_min - 1:].mean(1, keepdims=True)) @ kc / (kc @ kc)
+    iv = stats.t_interval(slopes, level)
+    return stats.TInterval(float(np.exp(iv.mean)), float(np.exp(iv.lo)), float(np.exp(iv.hi)),
+                           iv.se, iv.t, iv.n, iv.level)
+
+
+# ----------------------------------------------------------------------------- command line
+
+def _run(args) -> int:
+    from . import pretrained as P
+    from ._checks import cli_int
+    from .device import pin_threads
+    from .runs import code_version
+    from .sweep import write_json_atomic
+    try:
+        threads = cli_int("--threads", args.threads, 1, 1024)
+        n_seq = cli_int("--n-seq", args.n_seq, 2, 100_000)
+        n_tokens = cli_int("--n-tokens", args.n_tokens, 1, 1_000_000)
+        texts = args.text or list(TEXTS)
+        for t in texts:
+            if t not in TEXTS:
+                raise ValueError(f"--text must be one of {', '.join(TEXTS)}, got {t!r}")
+        if args.model not in P.PACKAGED:
+            raise ValueError(f"MODEL must be one of {', '.join(P.PACKAGED)}, got {args.model!r}")
+    except ValueError as exc:
+        print(f"depth-cost: {exc}", file=sys.stderr)
+        return 2
+    pin_threads(threads)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    pre = None
+    for t in texts:
+        path = store_path(out, args.model, t)
+        if path.is_file():
+            print(f"{path}: done already")
+            continue
+        if pre is None:
+            pre = P.load(args.model, progress=True)
+        start = time.time()
+        print(f"{args.model} on {t}: measuring (skip costs{', pruning curves' if t == args.prune_text else ''})",
+              flush=True)
+        rec = measure_model(pre, book_text(t), n_seq, n_tokens, prune=(t == args.prune_text),
+                            progress=True)
+        rec.update(text=t, provenance={
+            "code_version": code_version(), "wall_s": round(time.time() - start, 1), "threads": threads,
+            "library_versions": {"python": platform.python_version(), "torch": torch.__version__,
+                                 "numpy": np.__version__}})
+        write_json_atomic(rec, path)
+        print(f"wrote {path} ({rec['provenance']['wall_s']} s)", flush=True)
+    return 0
+
+
+def register_cli(subparsers) -> None:
+    """Add ``depth-cost MODEL [--text NAME ...] [--out DIR]``."""
+    p = subparsers.add_parser(
+        "depth-cost", help="store Chapter 9's measurement of a packaged model (skip and pruning costs)",
+        description="Measure a packaged model on the book's texts: layer metrics, the change "
+                    "through its own norm, skip costs of every block and, on --prune-text, the "
+                    "pruning curves of every ranking; one JSON per text under --out.")
+    p.add_argument("model", metavar="MODEL")
+    p.add_argument("--text", action="append", metavar="NAME", help=f"one of {', '.join(TEXTS)} (default both)")
+    p.add_argument("--prune-text", default="shakespeare", metavar="NAME",
+                   help="the text the pruning curves are measured on (default shakespeare)")
+    p.add_argument("--n-seq", default="16", metavar="N")
+    p.add_argument("--n-tokens", default="128", metavar="N")
+    p.add_argument("--threads", default="1", metavar="N", help="torch threads (default 1)")
+    p.add_argument("--out", default="results/pretrained", metavar="DIR")
+    p.set_defaults(func=_run)
