@@ -669,43 +669,71 @@ def _run_measure(args) -> int:
         pre = load(args.model, progress=True)
         inputs, mask = sample_inputs(pre.tokenizer, text, n_seq, n_tokens)
         _, ch = measure(pre, inputs, mask, batch_size=batch_size, progress=True)
+        skip = None
+        if args.skip_cost:
+            from .depthcost import skip_costs
+            print(f"skipping each of the {pre.n_layer} blocks in turn", file=sys.stderr, flush=True)
+            skip = skip_costs(pre, inputs, mask, batch_size=batch_size, progress=True)
     except (MissingPackage, FileNotFoundError, ValueError) as exc:
         print(f"measure: {_one_line(exc)}", file=sys.stderr)
         return 2
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     stem = pre.name.replace("/", "_")
+    columns = _TABLE_COLUMNS + (("skip_cost", "skip_cost_se") if skip is not None else ())
     rows = [[int(ch.k[i])] + [float(getattr(ch, c)[i]) for c in _TABLE_COLUMNS[1:]]
+            + ([float(skip.mean[i]), float(skip.se[i])] if skip is not None else [])
             for i in range(len(ch.k))]
     csv_path = out / f"{stem}_layers.csv"
     with open(csv_path, "w", newline="") as f:
         w = csv.writer(f)
-        w.writerow(_TABLE_COLUMNS)
+        w.writerow(columns)
         w.writerows(rows)
     print(f"{pre.name}: {pre.n_layer} blocks, d={pre.d_model}, {ch.n_sequences} sequences x "
           f"{n_tokens} tokens; k = block index, change = (1/d)|LN(x_k+1) - LN(x_k)|^2")
-    print(f"{'k':>4} {'change':>10} {'r_k':>10} {'c_k':>10} {'norm':>10}")
+    print(f"{'k':>4} {'change':>10} {'r_k':>10} {'c_k':>10} {'norm':>10}"
+          + (f" {'skip cost':>10}" if skip is not None else ""))
     for i in range(len(ch.k)):
         print(f"{int(ch.k[i]):>4} {ch.omega_sq[i]:>10.3g} {ch.rel_update[i]:>10.3g} "
-              f"{ch.alignment[i]:>10.3g} {ch.norm[i]:>10.3g}")
+              f"{ch.alignment[i]:>10.3g} {ch.norm[i]:>10.3g}"
+              + (f" {skip.mean[i]:>10.3g}" if skip is not None else ""))
     fig_path = out / f"{stem}_layers.png"
-    _save_figure(ch, pre.name, fig_path)
+    _save_figure(ch, pre.name, fig_path, skip)
     print(f"wrote {csv_path} and {fig_path}")
     return 0
 
 
-def _save_figure(ch, title, path):
+def _save_figure(ch, title, path, skip=None):
+    """The measure command's figure: the change beside the theorem's curve in both index
+    conventions, r_k on a log axis (block 1's r_k, the update of the bare embedding, is often
+    ten times the rest) with c_k, the stream norm, and the skip cost when it was computed."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    fig, axes = plt.subplots(1, 3, figsize=(11, 3.2))
-    axes[0].errorbar(ch.k, ch.omega_sq, yerr=2 * np.nan_to_num(ch.omega_sq_se), marker="o", ms=3)
+    from . import theory
+    n = 4 if skip is not None else 3
+    fig, axes = plt.subplots(1, n, figsize=(3.7 * n, 3.3))
+    k = np.asarray(ch.k)
+    axes[0].errorbar(k, ch.omega_sq, yerr=2 * np.nan_to_num(ch.omega_sq_se), marker="o", ms=3,
+                     lw=1, label="measured")
+    axes[0].plot(k, [float(theory.omega_sq(int(j), embedding_counted=True)) for j in k], "k-", lw=1,
+                 label="theorem, embedding-counted")
+    axes[0].plot(k[1:], [float(theory.omega_sq(int(j))) for j in k[1:]], "k--", lw=1,
+                 label="theorem, seed convention")
     axes[0].set(xscale="log", yscale="log", xlabel="block k", ylabel="change (omega_sq)")
-    axes[1].plot(ch.k, ch.rel_update, "o-", ms=3, label="r_k")
-    axes[1].plot(ch.k, ch.alignment, "s-", ms=3, label="c_k")
-    axes[1].set(xlabel="block k"); axes[1].legend()
-    axes[2].plot(ch.k, ch.norm, "o-", ms=3)
+    axes[0].legend(fontsize=7)
+    axes[1].plot(k, ch.rel_update, "o-", ms=3, label="r_k")
+    axes[1].set(yscale="log", xlabel="block k", ylabel="r_k = |x_k+1 - x_k| / |x_k| (log)")
+    twin = axes[1].twinx()
+    twin.plot(k, ch.alignment, "s:", ms=3, color="C1", label="c_k")
+    twin.set_ylabel("c_k (linear)", color="C1")
+    axes[2].plot(k, ch.norm, "o-", ms=3)
     axes[2].set(yscale="log", xlabel="block k", ylabel="stream norm |x_k|")
+    if skip is not None:
+        axes[3].errorbar(k, skip.mean, yerr=2 * np.nan_to_num(skip.se), marker="o", ms=3, lw=1)
+        axes[3].axhline(0, color="k", lw=0.5)
+        axes[3].set(xlabel="block k skipped", ylabel="loss increase (nats/token)"
+                    if skip.kind == "next_token" else "1 - cos of the pooled output")
     fig.suptitle(title)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
@@ -742,4 +770,6 @@ def register_cli(subparsers) -> None:
     p.add_argument("--batch-size", default="8", metavar="N", help="sequences per forward (default 8)")
     p.add_argument("--threads", default="2", metavar="N", help="torch threads, 1 to 1024 (default 2)")
     p.add_argument("--out", default=".", help="folder for the CSV and the figure (default .)")
+    p.add_argument("--skip-cost", action="store_true",
+                   help="also measure the cost of skipping each block (about half a forward per block)")
     p.set_defaults(func=_run_measure)

