@@ -47,7 +47,7 @@ from ._checks import require_int
 
 __all__ = ["COSTS", "RANKINGS", "NOISE_Z", "RemovalCost", "cost_kind", "removal_costs",
            "skip_costs", "ranking_scores", "nested_sets", "gromov_sets", "RankCorr",
-           "predicts_cost", "leaves_noise_band", "reader_gains"]
+           "predicts_cost", "skip_trend", "leaves_noise_band", "reader_gains"]
 
 #: what a cost measures, by kind
 COSTS = {"next_token": "next-token loss increase (nats/token)",
@@ -205,6 +205,9 @@ def removal_costs(pre, inputs: dict, mask, sets, batch_size: int = 8,
             ref = _values(pre, kind, h, batch, m)
             base.append(np.zeros(h.shape[0]) if kind == "embedding" else ref)
             rows = []
+            if progress:
+                import sys
+                print(f"{pre.name}: batch {i + 1}/{n_batches}, {len(sets)} removals", file=sys.stderr, flush=True)
             for s in sets:
                 first = s[0] - 1
                 with _patched(pre.blocks, {j: outputs[j] for j in range(first)},
@@ -226,10 +229,11 @@ def skip_costs(pre, inputs: dict, mask, batch_size: int = 8, progress: bool = Fa
 def ranking_scores(change) -> dict:
     """Per-sequence importance [B, L] of each block under every ranking but Gromov's runs.
 
-    ``change``: a :class:`resdecay_lib.probe.LayerChange` of the intact stream. ``angular``
-    here is the single-block (n = 1) distance; ``deepest`` is -k for every sequence.
+    ``change``: a :class:`resdecay_lib.probe.LayerChange` of the intact stream, or its
+    ``per_sequence`` dict (as a stored record holds it). ``angular`` here is the
+    single-block (n = 1) distance; ``deepest`` is -k for every sequence.
     """
-    ps = change.per_sequence
+    ps = change if isinstance(change, dict) else change.per_sequence
     B, L = ps["omega_sq"].shape
     return {"change": ps["omega_sq"], "influence": ps["influence"], "angular": ps["angular"],
             "relative": ps["rel_update"],
@@ -283,7 +287,8 @@ def predicts_cost(scores: dict, skip: RemovalCost, n_boot: int = 2000, level: fl
 
     Returns ``(corr, diff)``: ``corr[name]`` the :class:`RankCorr` of the mean score with the
     mean skip cost over blocks k = 1..L; ``diff[name]`` the paired bootstrap interval of
-    corr[name] - corr[reference] (the same resampled sequences for both). Sequences are
+    corr[reference] - corr[name], how much the reference beats ``name`` (the same resampled
+    sequences for both). Sequences are
     resampled with replacement, jointly for scores and costs (they come from the same text).
     """
     require_int("n_boot", n_boot, 100, 1_000_000)
@@ -308,12 +313,25 @@ def predicts_cost(scores: dict, skip: RemovalCost, n_boot: int = 2000, level: fl
         lo, hi = np.quantile(boot[name], [a, 1 - a])
         corr[name] = RankCorr(stats.spearman(np.asarray(s).mean(0), cost.mean(0)), float(lo), float(hi),
                               level, n_boot)
-        d = boot[name] - boot[reference]
+        d = boot[reference] - boot[name]
         dlo, dhi = np.quantile(d, [a, 1 - a])
-        diff[name] = RankCorr(corr[name].rho - stats.spearman(np.asarray(scores[reference]).mean(0),
-                                                              cost.mean(0)),
-                              float(dlo), float(dhi), level, n_boot)
+        diff[name] = RankCorr(stats.spearman(np.asarray(scores[reference]).mean(0), cost.mean(0))
+                              - corr[name].rho, float(dlo), float(dhi), level, n_boot)
     return corr, diff
+
+
+def skip_trend(skip: RemovalCost, k_min: int = 2, n_boot: int = 2000, level: float = 0.95,
+               seed: int = 0) -> RankCorr:
+    """Rank correlation of the skip cost with the block index over k = k_min..L (block 1,
+    which acts on the bare embedding, left out by default), with a percentile bootstrap
+    interval over sequences: below 0 when later blocks cost less to skip."""
+    L = len(skip.sets)
+    require_int("k_min", k_min, 1, L - 2)
+    sub = RemovalCost(skip.kind, skip.sets[k_min - 1:], skip.base, skip.value[k_min - 1:])
+    B = skip.base.size
+    k = np.broadcast_to(np.arange(k_min, L + 1, dtype=float), (B, L - k_min + 1))
+    corr, _ = predicts_cost({"k": k}, sub, n_boot, level, seed, reference="k")
+    return corr["k"]
 
 
 def leaves_noise_band(curve: RemovalCost, z: float = NOISE_Z):

@@ -1,4 +1,4 @@
-"""The book's figure kinds for the training chapters: one function per kind.
+"""The book's figure kinds for the training and pretrained chapters: one function per kind.
 
 Each function takes plain arrays and dicts (what :mod:`resdecay_lib.results` computes) and
 returns a matplotlib Figure; the chapters glue it. Nothing here computes a result.
@@ -15,7 +15,8 @@ import numpy as np  # noqa: E402
 from ._checks import check_int  # noqa: E402
 
 __all__ = ["NAMES", "close", "exponent_through_training", "change_curves", "loss_curves",
-           "ablation_profiles", "depth_curves", "correlation_maps", "rc_profiles"]
+           "ablation_profiles", "depth_curves", "correlation_maps", "rc_profiles", "skip_costs",
+           "pruning_curves", "norm_readings"]
 
 def _check_panels(name: str, value) -> None:
     """A figure's data: a non-empty dict (one entry a line, a panel or a placement)."""
@@ -196,5 +197,66 @@ def rc_profiles(prof: dict, L: int):
         ax.set_xlabel("block k")
     axes[1].legend(fontsize=6)
     axes[0].legend(fontsize=6)
+    fig.tight_layout()
+    return fig
+
+
+#: line style of each ranking in the pruning figure (depthcost.RANKINGS)
+_RANKING_STYLE = {"change": ("C3", "o-"), "influence": ("C0", "s-"), "angular": ("C2", "^-"),
+                  "relative": ("C4", "v-"), "deepest": ("k", "x--")}
+
+
+def skip_costs(panels: dict):
+    """panels: {title: (k [L], mean [L], se [L], ylabel)} -> the cost of skipping each block,
+    +-2 standard errors over sequences, one panel per model; log y (block 1 often costs ten
+    times the rest), so a non-positive mean is drawn at the axis floor as an open marker."""
+    _check_panels("panels", panels)
+    n = len(panels)
+    fig, axes = plt.subplots(1, n, figsize=(3.3 * n, 3.2), squeeze=False)
+    for ax, (title, (k, mean, se, ylabel)) in zip(axes[0], panels.items()):
+        k, mean, se = (np.asarray(v, float) for v in (k, mean, se))
+        pos = mean > 0
+        floor = mean[pos].min() / 3 if pos.any() else 1e-4
+        ax.errorbar(k[pos], mean[pos], yerr=np.minimum(2 * se[pos], 0.999 * mean[pos]), fmt="o", ms=3,
+                    lw=1, capsize=2)
+        ax.plot(k[~pos], np.full((~pos).sum(), floor), "o", mfc="none", ms=4, color="C0")
+        ax.set(yscale="log", xlabel="block $k$ skipped", title=title, ylabel=ylabel)
+        _log_k_axis(ax, int(k.max()))
+    fig.tight_layout()
+    return fig
+
+
+def pruning_curves(panels: dict):
+    """panels: {title: ({ranking: (fraction removed [n], mean increase [n])}, band, ylabel)}
+    -> the cost as blocks are removed by each ranking, with the noise band (dotted)."""
+    _check_panels("panels", panels)
+    n = len(panels)
+    fig, axes = plt.subplots(1, n, figsize=(3.3 * n, 3.3), squeeze=False)
+    for ax, (title, (curves, band, ylabel)) in zip(axes[0], panels.items()):
+        for name, (frac, mean) in curves.items():
+            color, style = _RANKING_STYLE.get(name, ("C7", "o-"))
+            ax.plot(frac, mean, style, color=color, ms=3, lw=1, label=name)
+        ax.axhline(band, color="0.5", ls=":", lw=1, label="noise band")
+        ax.set(yscale="symlog", xlabel="fraction of blocks removed", title=title, ylabel=ylabel)
+        ax.set_yscale("symlog", linthresh=max(band, 1e-3))
+    axes[0][0].legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+def norm_readings(panels: dict):
+    """panels: {title: {label: (k [L], change [L])}} -> the change through each normaliser."""
+    _check_panels("panels", panels)
+    n = len(panels)
+    fig, axes = plt.subplots(1, n, figsize=(3.3 * n, 3.2), squeeze=False)
+    for ax, (title, lines) in zip(axes[0], panels.items()):
+        L = 2
+        for (label, (k, y)), style in zip(lines.items(), ("o-", "s--", "^:", "k-")):
+            ax.plot(k, y, style, ms=3, lw=1, label=label)
+            L = max(L, int(np.max(k)))
+        ax.set(yscale="log", xlabel="block $k$", title=title)
+        _log_k_axis(ax, L)
+    axes[0][0].set_ylabel("change")
+    axes[0][0].legend(fontsize=7)
     fig.tight_layout()
     return fig

