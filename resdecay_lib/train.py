@@ -153,11 +153,13 @@ def _optimizer(model, cfg: TrainConfig):
     no_decay = [p for p in model.parameters() if p.dim() < 2]   # biases, LayerNorm gains
     groups = [{"params": decay, "weight_decay": cfg.weight_decay},
               {"params": no_decay, "weight_decay": 0.0}]
-    # foreach: one kernel per step for all tensors instead of a Python loop over them; on the
-    # CPU it computes the same bits as the loop (tests/test_train.py pins it), so runs stored
-    # before it was switched on stay exactly reproducible, and it is measurably faster
-    # (benchmarks/bench_train.py)
-    opt = torch.optim.AdamW(groups, lr=cfg.lr, betas=(cfg.beta1, cfg.beta2), foreach=True)
+    # fused: the whole AdamW update of all tensors in one kernel, on the CPU as on CUDA: about
+    # 4 times faster than foreach and 8 times the plain loop at the sweep's size
+    # (benchmarks/bench_train.py measures the step). It is not bit-identical to the loop the
+    # stored runs used (git:c9faccc): it agrees to float32 rounding (tests/test_train.py
+    # bounds it), and the chapters' live re-runs check the stored results within their
+    # standard errors
+    opt = torch.optim.AdamW(groups, lr=cfg.lr, betas=(cfg.beta1, cfg.beta2), fused=True)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: lr_factor(s, cfg))
     return opt, sched
 

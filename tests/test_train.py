@@ -117,15 +117,23 @@ def test_unreadable_checkpoint_names_the_file(tmp_path, damage):
         T.train(TINY, checkpoint=ck)
 
 
-def test_foreach_adamw_computes_the_bits_of_the_loop_adamw(monkeypatch):
-    """The stored sweep ran with torch's for-loop AdamW; the library now asks for foreach."""
+def test_fused_adamw_agrees_with_the_loop_adamw_to_float32_rounding(monkeypatch):
+    """The stored sweep ran with torch's for-loop AdamW; the library now asks for fused."""
     fast = T.train(replace(TINY, steps=12))
     real = torch.optim.AdamW
 
     def looped(*a, **kw):
+        kw.pop("fused", None)
         kw["foreach"] = False
         return real(*a, **kw)
 
     monkeypatch.setattr(torch.optim, "AdamW", looped)
     slow = T.train(replace(TINY, steps=12))
-    assert all(torch.equal(p, q) for p, q in zip(_params(fast.model), _params(slow.model)))
+    from resdecay_lib.data import load_corpus
+    init = _params(T._build_model(TINY, load_corpus(TINY.corpus).vocab.size, "cpu"))
+    moved = sum(float((q - p0).pow(2).sum()) for q, p0 in zip(_params(slow.model), init)) ** 0.5
+    diff = sum(float((p - q).pow(2).sum()) for p, q in zip(_params(fast.model), _params(slow.model))) ** 0.5
+    print(f"fused vs loop after 12 steps: |difference| {diff:.3g}, |movement from init| {moved:.3g}")
+    # the two differ by float32 rounding, which Adam's m / sqrt(v) amplifies where a gradient
+    # is near 0: a small fraction of how far the parameters moved, never of their size
+    assert 0 <= diff < 1e-3 * moved
