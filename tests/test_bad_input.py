@@ -534,6 +534,20 @@ def test_measure_options_are_checked_before_any_work(tmp_path, capsys, option, v
     _one_line_exit_2(["measure", "foo", "--text", str(text), option, value], capsys, "measure: ", option)
 
 
+def test_measure_a_folder_with_no_recognisable_blocks_says_how_to_pass_them(tmp_path, capsys):
+    transformers = pytest.importorskip("transformers")
+    from hf_tiny import tiny_tokenizer
+    cfg = transformers.T5Config(num_layers=2, d_model=16, d_kv=8, d_ff=32, num_heads=2, vocab_size=300)
+    transformers.T5EncoderModel(cfg).save_pretrained(tmp_path / "m")   # blocks at encoder.block
+    tiny_tokenizer().save_pretrained(tmp_path / "m")
+    capsys.readouterr()
+    text = tmp_path / "t.txt"
+    text.write_text("Shall I compare thee to a summer's day? " * 200)
+    _one_line_exit_2(["measure", str(tmp_path / "m"), "--text", str(text), "--out", str(tmp_path / "out"),
+                      "--threads", "1"], capsys, "cannot find the residual blocks", "encoder.block",
+                     "Pass them by hand")
+
+
 def test_measure_a_folder_without_tokenizer_says_so(tmp_path, capsys):
     transformers = pytest.importorskip("transformers")
     cfg = transformers.GPT2Config(n_layer=2, n_embd=16, n_head=2, vocab_size=50, n_positions=32,
@@ -556,6 +570,10 @@ def test_measure_a_folder_without_tokenizer_says_so(tmp_path, capsys):
     (["sweep"], ["sweep: ", "config"]),
     (["sweep", "x.toml", "--bogus"], ["bogus"]),
     (["nonsense"], ["nonsense"]),
+    (["depth-cost", "gpt-5"], ["depth-cost: ", "MODEL must be one of", "qwen2.5-coder-0.5b"]),
+    (["depth-cost", "smollm2-135m", "--text", "poems"], ["depth-cost: ", "--text must be one of"]),
+    (["depth-cost", "smollm2-135m", "--threads", "0"], ["depth-cost: ", "--threads"]),
+    (["depth-cost", "smollm2-135m", "--n-tokens", "x"], ["depth-cost: ", "--n-tokens"]),
 ])
 def test_command_line_errors_are_one_line_with_exit_code_2(capsys, argv, words):
     _one_line_exit_2(argv, capsys, *words)
