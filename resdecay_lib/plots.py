@@ -221,6 +221,7 @@ def skip_costs(panels: dict):
                     lw=1, capsize=2)
         ax.plot(k[~pos], np.full((~pos).sum(), floor), "o", mfc="none", ms=4, color="C0")
         ax.set(yscale="log", xlabel="block $k$ skipped", title=title, ylabel=ylabel)
+        ax.set_ylim(bottom=floor / 2)
         _log_k_axis(ax, int(k.max()))
     fig.tight_layout()
     return fig
@@ -235,10 +236,14 @@ def pruning_curves(panels: dict):
     for ax, (title, (curves, band, ylabel)) in zip(axes[0], panels.items()):
         for name, (frac, mean) in curves.items():
             color, style = _RANKING_STYLE.get(name, ("C7", "o-"))
-            ax.plot(frac, mean, style, color=color, ms=3, lw=1, label=name)
+            # the change drawn on top and wider: ShortGPT's ranking often removes the same blocks
+            wide = name == "change"
+            ax.plot(frac, mean, style, color=color, ms=5 if wide else 3, lw=2.5 if wide else 1,
+                    label=name, zorder=3 if wide else 4, alpha=0.6 if wide else 1)
         ax.axhline(band, color="0.5", ls=":", lw=1, label="noise band")
-        ax.set(yscale="symlog", xlabel="fraction of blocks removed", title=title, ylabel=ylabel)
         ax.set_yscale("symlog", linthresh=max(band, 1e-3))
+        ax.set(xlabel="fraction of blocks removed", title=title, ylabel=ylabel)
+        ax.set_ylim(bottom=0)
     axes[0][0].legend(fontsize=7)
     fig.tight_layout()
     return fig

@@ -189,3 +189,22 @@ def test_skip_trend_is_minus_one_when_later_blocks_cost_less_and_leaves_block_1_
     skip = D.RemovalCost("next_token", skip.sets, np.zeros(B), inc.T.copy())
     assert D.skip_trend(skip, n_boot=200).rho == -1
     assert D.skip_trend(skip, k_min=1, n_boot=200).rho > -1
+
+
+def test_the_chapter_9_figure_kinds_draw_one_panel_per_model_and_reject_empty_input():
+    from resdecay_lib import plots
+    k = np.arange(1, 7)
+    fig = plots.skip_costs({"a": (k, np.array([3, 0.1, -0.01, 0.2, 0.1, 1.0]), np.full(6, 0.05), "nats"),
+                            "b": (k, np.ones(6), np.full(6, 0.1), "1 - cos")})
+    assert len(fig.axes) == 2
+    plots.close(fig)
+    fig = plots.pruning_curves({"a": ({r: (np.array([1 / 6, 2 / 6]), np.array([0.1, 0.5])) for r in D.RANKINGS},
+                                      0.2, "nats")})
+    assert len(fig.axes) == 1 and len(fig.axes[0].lines) == len(D.RANKINGS) + 1
+    plots.close(fig)
+    fig = plots.norm_readings({"a": {"LN": (k, 1 / k), "RMS": (k, 2 / k)}})
+    assert len(fig.axes[0].lines) == 2
+    plots.close(fig)
+    for f in (plots.skip_costs, plots.pruning_curves, plots.norm_readings):
+        with pytest.raises(ValueError, match="empty"):
+            f({})
