@@ -355,3 +355,13 @@ def test_redundancy_metric_verdict_reads_the_paired_differences_with_a_margin():
     assert v(_metric(rho=(0.1, -0.2, 0.4))) == "open"                # the change itself may predict nothing
     worse = {**_metric(), **_exp("ev_metric_diff_influence_qwen", -0.4, -0.6, -0.2)}
     assert v(worse) == "does not hold" and "influence in qwen" in BY_ID["claim-redundancy-metric"].verdict(worse).reason
+
+
+def test_the_real_model_claims_name_every_key_their_rules_read():
+    """Each of the three rules reads only keys its claim declares (a missing one would be a
+    KeyError, not an honest 'open')."""
+    for cid, ev in (("claim-two-families", _families()), ("claim-pretrained-idle", _idle()),
+                    ("claim-redundancy-metric", _metric())):
+        claim = BY_ID[cid]
+        assert set(claim.keys) == set(ev), cid
+        assert claim.verdict(ev).word in ledger.VERDICTS
