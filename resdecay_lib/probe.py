@@ -446,11 +446,13 @@ class NormChange:
     with_gain: bool = False
 
 
-def rms_change(stream: torch.Tensor, gains=None, mask=None, eps: float = 1e-6) -> NormChange:
+def rms_change(stream: torch.Tensor, gains=None, mask=None, eps: float = 1e-6,
+               normalise: bool = True) -> NormChange:
     """The change block k makes to what the next reader sees through an RMSNorm.
 
-    With u(x) = x / sqrt(mean_i x_i^2 + eps) (RMSNorm without its gain), the change at block
-    k = 1..L is, per token,
+    With u(x) = x / sqrt(mean_i x_i^2 + eps) (RMSNorm without its gain; u(x) = x with
+    ``normalise=False``, for a Post-LN block, which reads the stream itself), the change at
+    block k = 1..L is, per token,
 
         (1/D) sum_i gamma_{k,i}^2 (u(x_{k+1})_i - u(x_k)_i)^2,
 
@@ -476,7 +478,7 @@ def rms_change(stream: torch.Tensor, gains=None, mask=None, eps: float = 1e-6) -
     per_token = np.empty((L1 - 1, B, T))
     for b in range(B):                       # one sequence at a time: [L+1, T, D] float64
         xb = x[:, b].double()
-        u = xb * torch.rsqrt(xb.pow(2).mean(-1, keepdim=True) + eps)
+        u = xb * torch.rsqrt(xb.pow(2).mean(-1, keepdim=True) + eps) if normalise else xb
         d2 = (u[1:] - u[:-1]).pow(2)                         # [L, T, D]
         per_token[:, b] = (d2 * g2[:, None, :]).mean(-1).numpy()
     per_seq = (per_token * w[None]).sum(-1).T / w.sum(1)[:, None]   # [B, L]

@@ -162,6 +162,9 @@ def test_rms_change_matches_its_definition_with_and_without_gains():
         assert ch.with_gain == (gg is not None)
     with pytest.raises(ValueError, match="gains"):
         probe.rms_change(x, gains[:2], mask)
+    raw = probe.rms_change(x, None, None, normalise=False)       # a Post-LN reader: the stream itself
+    xd = x.double().numpy()
+    np.testing.assert_allclose(raw.per_sequence, ((xd[1:] - xd[:-1]) ** 2).mean(-1).mean(-1).T, rtol=1e-10)
 
 
 def test_angular_distances_match_the_pairwise_token_mean():
