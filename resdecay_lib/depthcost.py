@@ -36,6 +36,7 @@ rankings remove the n least important blocks (:func:`nested_sets`).
 from __future__ import annotations
 
 import math
+import sys
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -47,7 +48,7 @@ from ._checks import require_int
 
 __all__ = ["COSTS", "RANKINGS", "NOISE_Z", "RemovalCost", "cost_kind", "removal_costs",
            "skip_costs", "ranking_scores", "nested_sets", "gromov_sets", "RankCorr",
-           "predicts_cost", "skip_trend", "leaves_noise_band", "reader_gains"]
+           "predicts_cost", "skip_trend", "noise_band", "leaves_noise_band", "reader_gains"]
 
 #: what a cost measures, by kind
 COSTS = {"next_token": "next-token loss increase (nats/token)",
@@ -206,7 +207,6 @@ def removal_costs(pre, inputs: dict, mask, sets, batch_size: int = 8,
             base.append(np.zeros(h.shape[0]) if kind == "embedding" else ref)
             rows = []
             if progress:
-                import sys
                 print(f"{pre.name}: batch {i + 1}/{n_batches}, {len(sets)} removals", file=sys.stderr, flush=True)
             for s in sets:
                 first = s[0] - 1
@@ -334,15 +334,19 @@ def skip_trend(skip: RemovalCost, k_min: int = 2, n_boot: int = 2000, level: flo
     return corr["k"]
 
 
-def leaves_noise_band(curve: RemovalCost, z: float = NOISE_Z):
-    """The first number of removed blocks at which the mean cost exceeds the intact loss's
-    noise band, z standard errors of the intact per-sequence loss (``curve.sets`` must be
-    nested or sized 1, 2, ...); None if it never does. For ``"embedding"`` costs (intact
-    value 0) the band is z standard errors of the cost at one removed block."""
+def noise_band(curve: RemovalCost, z: float = NOISE_Z) -> float:
+    """The cost a pruning curve must exceed to leave its noise band: z standard errors of the
+    intact per-sequence loss; for ``"embedding"`` costs (intact value 0), z standard errors
+    of the cost at the curve's first removal."""
     if curve.kind == "next_token":
-        band = z * curve.base.std(ddof=1) / math.sqrt(curve.base.size)
-    else:
-        band = z * curve.se[0]
+        return z * curve.base.std(ddof=1) / math.sqrt(curve.base.size)
+    return z * curve.se[0]
+
+
+def leaves_noise_band(curve: RemovalCost, z: float = NOISE_Z):
+    """The first number of removed blocks at which the mean cost exceeds :func:`noise_band`
+    (``curve.sets`` must be nested or sized 1, 2, ...); None if it never does."""
+    band = noise_band(curve, z)
     for s, m in zip(curve.sets, curve.mean):
         if m > band:
             return len(s)

@@ -480,13 +480,10 @@ def _pretrained_widening(ev) -> tuple[float, str]:
     (``ev_quant_shift``) plus, when glued, the fit-range sensitivity
     (``ev_fitrange_shift_smollm2``); both are exponent shifts that the bootstrap over
     sequences does not cover (Chapter 9)."""
-    q = abs(ev["ev_quant_shift"])
-    text = f"+/- {_g(q)} quantisation"
     if "ev_fitrange_shift_smollm2" in ev:
-        f = abs(ev["ev_fitrange_shift_smollm2"])
-        q += f
-        text += f", +/- {_g(f)} fit range"
-    return q, text
+        return _widening(ev, "smollm2")
+    q = abs(ev["ev_quant_shift"])
+    return q, f"+/- {_g(q)} quantisation"
 
 
 def rule_pretrained(ev) -> Verdict:

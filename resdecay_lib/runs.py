@@ -151,12 +151,16 @@ def code_version() -> str:
     return "resdecay_lib " + __version__
 
 
+def library_versions() -> dict:
+    """Python's, torch's and numpy's versions, as every stored result records them."""
+    return {"python": platform.python_version(), "torch": torch.__version__, "numpy": np.__version__}
+
+
 def provenance(cfg: TrainConfig, code: str | None = None) -> dict:
     """Code version (``code``, else :func:`code_version`), library versions, device, threads."""
     dev = resolve_device(cfg.device)
     return {"code_version": code or code_version(),
-            "library_versions": {"python": platform.python_version(), "torch": torch.__version__,
-                                 "numpy": np.__version__},
+            "library_versions": library_versions(),
             "device": (torch.cuda.get_device_name(dev) if dev.type == "cuda"
                        else f"cpu ({platform.machine()}, {platform.processor() or 'unknown'})"),
             "threads": cfg.threads if dev.type == "cpu" else None,
