@@ -1,0 +1,378 @@
+"""The book's evidence: every value a verdict can read, declared once, here.
+
+An :class:`Evidence` is the name a chapter glues (myst-nb ``glue``) and the ledger reads
+(:func:`resdecay_lib.ledger.read_evidence`), with the chapter that computes it, what it is,
+and its kind:
+
+* ``"value"``: one number, glued under ``name``;
+* ``"interval"``: the value and its interval, glued under ``name``, ``name_lo``, ``name_hi``
+  (the interval the chapter states: a t interval over seeds in Chapters 7 and 8, a
+  bootstrap elsewhere);
+* ``"interval_se"``: the same and its standard error, ``name_se`` (for a TOST).
+
+``Evidence`` is a ``str`` (its name), so a rule reads ``ev[TRAINED_EXP_PRE_LN]`` and
+``ev[TRAINED_EXP_PRE_LN.lo]`` from the plain ``{name: float}`` dict of the stored outputs,
+and a search for a name finds this declaration and the chapter's ``glue`` line (each name
+is written out here, never assembled from parts). Chapters glue through :func:`glue`, which
+refuses an undeclared name and a value of the wrong kind; ``tests/test_evidence.py`` checks
+that every declared name is glued by its chapter, literally, and that every glued ``ev_``
+name is declared.
+
+Whether a claim may do without a piece of evidence is the claim's (``Claim.optional``), not
+the evidence's: the same value can be needed by one claim and only reported by another.
+"""
+from __future__ import annotations
+
+import math
+import numbers
+
+__all__ = ["Evidence", "KINDS", "DECLARED", "declared", "glue",
+           "INIT_EXP", "GRAD_RATIO", "VAL_LOSS_GAP", "PRETRAINED_EXP", "PRETRAINED_REF",
+           "PRETRAINED_DRIFT", "FITRANGE_SHIFT", "SKIP_TREND", "SKIP_BLOCK1", "METRIC_RHO_CHANGE",
+           "METRIC_DIFF", "NORM_GROWTH"]
+
+#: the kinds of evidence and the suffixes each is glued under
+KINDS = {"value": ("",), "interval": ("", "_lo", "_hi"), "interval_se": ("", "_lo", "_hi", "_se")}
+
+#: every declared evidence, by name
+DECLARED: dict[str, "Evidence"] = {}
+
+
+class Evidence(str):
+    """One piece of evidence: a ``str`` (its glue name) with ``chapter`` (the notebook's stem,
+    e.g. ``"07_training"``), ``what`` (one plain line: the statistic, its range, its units) and
+    ``kind`` (a key of :data:`KINDS`)."""
+
+    chapter: str
+    what: str
+    kind: str
+
+    def __new__(cls, name: str, chapter: str, what: str, kind: str = "value"):
+        if not (isinstance(name, str) and name.startswith("ev_") and name.isidentifier()):
+            raise ValueError(f"an evidence name is an identifier starting with 'ev_', got {name!r}")
+        if kind not in KINDS:
+            raise ValueError(f"kind must be one of {sorted(KINDS)}, got {kind!r}")
+        self = super().__new__(cls, name)
+        self.chapter, self.what, self.kind = chapter, what, kind
+        return self
+
+    @property
+    def name(self) -> str:
+        return str(self)
+
+    @property
+    def lo(self) -> str:
+        """Glue name of the interval's lower end (an ``interval`` kind only)."""
+        return self._part("_lo")
+
+    @property
+    def hi(self) -> str:
+        return self._part("_hi")
+
+    @property
+    def se(self) -> str:
+        """Glue name of the standard error (``interval_se`` only)."""
+        return self._part("_se")
+
+    def _part(self, suffix: str) -> str:
+        if suffix not in KINDS[self.kind]:
+            raise AttributeError(f"{self.name} is a {self.kind}: it has no {suffix} part")
+        return self.name + suffix
+
+    def keys(self) -> tuple[str, ...]:
+        """Every name this evidence is glued under."""
+        return tuple(self.name + s for s in KINDS[self.kind])
+
+    def __repr__(self) -> str:
+        return f"Evidence({self.name!r}, {self.chapter!r}, kind={self.kind!r})"
+
+    def __reduce__(self):
+        return (Evidence, (self.name, self.chapter, self.what, self.kind))
+
+
+def _declare(name: str, chapter: str, what: str, kind: str = "value") -> Evidence:
+    ev = Evidence(name, chapter, what, kind)
+    clash = {k for k in ev.keys() if k in DECLARED or any(k in d.keys() for d in DECLARED.values())}
+    if clash:
+        raise ValueError(f"evidence {name!r} is declared twice (or clashes with {sorted(clash)})")
+    DECLARED[name] = ev
+    return ev
+
+
+def value(name, chapter, what) -> Evidence:
+    return _declare(name, chapter, what, "value")
+
+
+def interval(name, chapter, what, se: bool = False) -> Evidence:
+    return _declare(name, chapter, what, "interval_se" if se else "interval")
+
+
+def declared(name: str) -> Evidence:
+    """The declaration of ``name`` (a base name, or one of its ``_lo``/``_hi``/``_se`` parts)."""
+    if name in DECLARED:
+        return DECLARED[name]
+    for ev in DECLARED.values():
+        if name in ev.keys():
+            return ev
+    raise KeyError(f"{name!r} is not declared in resdecay_lib.evidence")
+
+
+def _number(name: str, x) -> float:
+    if isinstance(x, bool) or not isinstance(x, numbers.Real):
+        raise TypeError(f"evidence {name} must be a real number, got {type(x).__name__} {x!r}")
+    return float(x)
+
+
+def glue(name: str, value, lo=None, hi=None, se=None, *, digits: int | None = None,
+         display: bool = False) -> None:
+    """Glue a declared evidence value from a chapter (myst-nb ``glue``, ``display=False``).
+
+    ``name``: a declared name (or its :class:`Evidence`); ``value``: a real number, NaN when
+    the chapter's data cannot give it (the ledger then says "the data cannot tell"); ``lo``,
+    ``hi`` (an interval kind) and ``se`` (``interval_se``) exactly as the kind requires, with
+    ``lo <= value <= hi`` unless one is NaN; ``digits``: round every part to that many
+    decimals (the precision the chapter's evidence supports). Raises ``KeyError`` for an undeclared name and
+    ``ValueError`` for parts the kind does not have or lacks.
+    """
+    from myst_nb import glue as _glue
+    ev = declared(str(name))
+    if ev.name != str(name):
+        raise ValueError(f"glue the base name {ev.name!r} with lo=/hi=/se=, not the part {name!r}")
+    given = {"_lo": lo, "_hi": hi, "_se": se}
+    want = set(KINDS[ev.kind]) - {""}
+    have = {s for s, v in given.items() if v is not None}
+    if have != want:
+        raise ValueError(f"{ev.name} is a {ev.kind}: glue it with "
+                         f"{', '.join(s[1:] + '=' for s in sorted(want)) or 'the value alone'}; "
+                         f"got {', '.join(s[1:] + '=' for s in sorted(have)) or 'the value alone'}")
+    parts = {"": _number(ev.name, value), **{s: _number(ev.name + s, given[s]) for s in sorted(have)}}
+    if digits is not None:
+        parts = {s: round(v, digits) if math.isfinite(v) else v for s, v in parts.items()}
+    if {"_lo", "_hi"} <= have:
+        v, a, b = parts[""], parts["_lo"], parts["_hi"]
+        if not any(math.isnan(x) for x in (v, a, b)) and not a <= v <= b:
+            raise ValueError(f"{ev.name}: its interval [{a}, {b}] does not contain its value {v}")
+    for suffix in KINDS[ev.kind]:
+        _glue(ev.name + suffix, parts[suffix], display=display)
+
+
+# ------------------------------------------------------------------------ Chapter 1
+LN_IDENTITY_MAX_ERR = value(
+    "ev_ln_identity_max_err", "01_stream",
+    "largest absolute error of |LN0(a) - LN0(b)|^2 / d = 2 (1 - cos(a_c, b_c)) over the numeric "
+    "check (NumPy and torch, float64, eps = 0; one significant figure)")
+
+# ------------------------------------------------------------------------ Chapter 2
+THM33_SYMBOLIC_RESIDUAL = value(
+    "ev_thm33_symbolic_residual", "02_theorem",
+    "SymPy's simplified difference between the derived variance and 2/(sqrt(k)(sqrt(k-1)+sqrt(k))) (0: proved)")
+THM33_Z_CRIT = value(
+    "ev_thm33_z_crit", "02_theorem",
+    "Bonferroni critical |z| of the Monte Carlo checks of Theorem 3.3 (over the values of k, per width)")
+THM33_MAXZ_LARGE_D = value(
+    "ev_thm33_maxz_large_d", "02_theorem", "max_k |z_k| of the theorem against the simulation at d = 4096")
+THM33_MAXZ_RAW_SMALL_D = value(
+    "ev_thm33_maxz_raw_small_d", "02_theorem", "max_k |z_k| of the theorem against the simulation at d = 16")
+THM33_MAXZ_CORRECTED_SMALL_D = value(
+    "ev_thm33_maxz_corrected_small_d", "02_theorem",
+    "at d = 16, max_k (|simulated - p_k| - b_k) / se_k for the 1/d-corrected prediction p_k, "
+    "b_k its exact remainder plus the eps bound")
+THM33_REL_BIAS_D16 = value(
+    "ev_thm33_rel_bias_d16", "02_theorem", "mean over k of simulated / omega_k^2 - 1 at d = 16")
+
+# ------------------------------------------------------------------------ Chapter 3
+COR34_SQRTK_LIMIT = value("ev_cor34_sqrtk_limit", "03_corollary_34", "lim_k sqrt(k) omega_k (SymPy)")
+COR34_REMAINDER_C = value(
+    "ev_cor34_remainder_C", "03_corollary_34", "proved C in 0 < omega_k - k^(-1/2) <= C k^(-3/2), k >= 2")
+COR34_MAXZ = value(
+    "ev_cor34_maxz", "03_corollary_34", "largest |z|, simulated E|.| against the finite-d prediction")
+COR34_Z_CRIT = value("ev_cor34_z_crit", "03_corollary_34", "its Bonferroni critical value, alpha = 0.01")
+FIFTH_RATIO_SEED = value(
+    "ev_fifth_ratio_seed", "03_corollary_34", "omega_24 / omega_1, seed convention, the formula at k = 1")
+FIFTH_RATIO_SEED_K2 = value("ev_fifth_ratio_seed_k2", "03_corollary_34", "omega_24 / omega_2, seed convention")
+FIFTH_RATIO_EMBEDDING = value(
+    "ev_fifth_ratio_embedding", "03_corollary_34", "omega_24 / omega_1, embedding-counted convention")
+FIFTH_RATIO_APPROX = value("ev_fifth_ratio_approx", "03_corollary_34", "1 / sqrt(24)")
+FIFTH_RATIO_SEED_LN0 = value(
+    "ev_fifth_ratio_seed_ln0", "03_corollary_34", "omega_24 / 1: a real LayerNorm with LN(0) = 0 at k = 1")
+
+# ------------------------------------------------------------------------ Chapter 4
+COR35_CONST = value("ev_cor35_const", "04_corollary_35", "lim_N sqrt(N) sd(y_N - y_{N-1})_i (SymPy)")
+COR35_MAXZ = value(
+    "ev_cor35_maxz", "04_corollary_35",
+    "largest |z|, simulated mean square output change against Corollary 3.5 at finite d")
+COR35_Z_CRIT = value("ev_cor35_z_crit", "04_corollary_35", "its Bonferroni critical value, alpha = 0.01")
+
+# ------------------------------------------------------------------------ Chapter 5
+HETERO_BETA_CRIT = value(
+    "ev_hetero_beta_crit", "05_beyond_independence",
+    "beta at or below which power-law block variances j^beta change the exponent -1/2 of omega")
+GEOMETRIC_LIMIT_Q2 = value(
+    "ev_geometric_limit_q2", "05_beyond_independence",
+    "limiting mean square change per coordinate for geometric block variances s_j^2 = 2^j")
+HETERO_MAXZ = value(
+    "ev_hetero_maxz", "05_beyond_independence",
+    "largest |z|, heteroscedastic simulation against its closed form at finite d")
+HETERO_Z_CRIT = value("ev_hetero_z_crit", "05_beyond_independence", "its Bonferroni critical value, alpha = 0.01")
+RC_MAXZ = value(
+    "ev_rc_maxz", "05_beyond_independence", "largest |z|, (r, c) simulation against its closed form at finite d")
+RC_Z_CRIT = value("ev_rc_z_crit", "05_beyond_independence", "its Bonferroni critical value, alpha = 0.01")
+
+# ------------------------------------------------------------------------ Chapter 6
+#: exponent of omega_k^2 against k at initialisation, per placement (95 % t interval over seeds)
+INIT_EXP = {
+    "pre_ln": interval("ev_init_exp_pre_ln", "06_initialisation", "exponent of the per-layer change at init, Pre-LN"),
+    "post_ln": interval("ev_init_exp_post_ln", "06_initialisation", "the same, Post-LN"),
+    "peri_ln": interval("ev_init_exp_peri_ln", "06_initialisation", "the same, Peri-LN"),
+    "resi_dual": interval("ev_init_exp_resi_dual", "06_initialisation",
+                          "the same, ResiDual's Post-LN stream x_a"),
+    "ln_scaling": interval("ev_init_exp_ln_scaling", "06_initialisation", "the same, LayerNorm-Scaling"),
+    "deepnorm": interval("ev_init_exp_deepnorm", "06_initialisation", "the same, DeepNorm"),
+    "mix_ln": interval("ev_init_exp_mix_ln", "06_initialisation", "the same, Mix-LN"),
+}
+INIT_EXP_THEORY = value(
+    "ev_init_exp_theory", "06_initialisation",
+    "the same fit applied to the exact w_k^2 (embedding-counted), k = 4..48")
+COR35_RANDOM_EXP = interval(
+    "ev_cor35_random_exp", "06_initialisation",
+    "exponent of the mean square output change from one more block against N, random Pre-LN models, N = 4..48")
+COR35_RANDOM_EXP_THEORY = value(
+    "ev_cor35_random_exp_theory", "06_initialisation",
+    "the same fit applied to the exact curve (theory.output_change_var, embedding-counted), N = 4..48")
+#: gradient norm of the first block's parameters over the last block's at init, mean over seeds
+GRAD_RATIO = {
+    "pre_ln": value("ev_grad_ratio_pre_ln", "06_initialisation", "first/last block gradient norm at init, Pre-LN"),
+    "post_ln": value("ev_grad_ratio_post_ln", "06_initialisation", "the same, Post-LN"),
+    "peri_ln": value("ev_grad_ratio_peri_ln", "06_initialisation", "the same, Peri-LN"),
+    "resi_dual": value("ev_grad_ratio_resi_dual", "06_initialisation", "the same, ResiDual"),
+    "ln_scaling": value("ev_grad_ratio_ln_scaling", "06_initialisation", "the same, LayerNorm-Scaling"),
+    "deepnorm": value("ev_grad_ratio_deepnorm", "06_initialisation", "the same, DeepNorm"),
+    "mix_ln": value("ev_grad_ratio_mix_ln", "06_initialisation", "the same, Mix-LN"),
+}
+
+# ------------------------------------------------------------------------ Chapter 7
+UNIGRAM_LOSS = value("ev_unigram_loss", "07_training", "add-alpha unigram validation loss (nats/char)")
+BIGRAM_LOSS = value("ev_bigram_loss", "07_training", "add-alpha bigram validation loss (nats/char)")
+TRIGRAM_LOSS = value("ev_trigram_loss", "07_training", "add-alpha trigram validation loss (nats/char)")
+FOURGRAM_LOSS = value("ev_fourgram_loss", "07_training", "add-alpha 4-gram validation loss (nats/char)")
+PRE_LN_WORST_LOSS_DEEP = value(
+    "ev_pre_ln_worst_loss_deep", "07_training", "worst kept Pre-LN validation loss at depth >= 8 (nats/char)")
+TRAINED_EXP_PRE_LN = interval(
+    "ev_trained_exp_pre_ln", "07_training",
+    "exponent of omega_k^2 in trained Pre-LN (t interval over seeds)", se=True)
+TRAINED_REF_PRE_LN = value(
+    "ev_trained_ref_pre_ln", "07_training", "the theorem's exponent over the same k range and convention")
+TRAINED_FITSTART_SHIFT_PRE_LN = value(
+    "ev_trained_fitstart_shift_pre_ln", "07_training", "largest move of the trained exponent for k_min = 3, 4")
+TRAINED_BENT_PRE_LN = value(
+    "ev_trained_bent_pre_ln", "07_training", "1 if the trained curve is bent (results.curvature), else 0")
+INIT_EXP_TRAINEDRUNS_PRE_LN = interval(
+    "ev_init_exp_trainedruns_pre_ln", "07_training", "the same runs' exponent at step 0", se=True)
+INIT_REF_PRE_LN = value(
+    "ev_init_ref_pre_ln", "07_training", "the theorem's exponent at step 0, same range and convention")
+EXP_N_SEEDS = value("ev_exp_n_seeds", "07_training", "seeds behind each trained interval")
+EXP_T_DF = value("ev_exp_t_df", "07_training", "degrees of freedom of the trained t intervals")
+BLOCK_CORR_MEAN_ABS = value(
+    "ev_block_corr_mean_abs", "07_training", "mean |correlation| between block outputs, trained Pre-LN")
+PRED_LOGERR_THEOREM = value(
+    "ev_pred_logerr_theorem", "07_training", "mean log error of the theorem's prediction, trained Pre-LN")
+PRED_LOGERR_HETERO = value("ev_pred_logerr_hetero", "07_training", "the same, heteroscedastic prediction")
+PRED_LOGERR_RC = value("ev_pred_logerr_rc", "07_training", "the same, exact (r, c) prediction")
+SHARE_VAR = interval(
+    "ev_share_var", "07_training", "share of the theorem's log error removed by unequal variances")
+SHARE_CORR = interval("ev_share_corr", "07_training", "share removed by the correlations on top")
+TRAINED_R_EXP_PRE_LN = interval("ev_trained_r_exp_pre_ln", "07_training", "exponent of r_k, trained Pre-LN")
+TRAINED_C_MEAN_PRE_LN = interval("ev_trained_c_mean_pre_ln", "07_training", "mean c_k, trained Pre-LN")
+TRAINED_FEEDBACK_PRE_LN = value(
+    "ev_trained_feedback_pre_ln", "07_training", "1 if trained Pre-LN is consistent with Chapter 5's feedback case")
+
+# ------------------------------------------------------------------------ Chapter 8
+ABLATION_TREND_PRE_LN = interval(
+    "ev_ablation_trend_pre_ln", "08_cost",
+    "Spearman correlation of the loss increase from removing block k >= 2 with k, trained Pre-LN at "
+    "its deepest depth (family-wise t interval over seeds)")
+ABLATION_TREND_LEVEL = value(
+    "ev_ablation_trend_level", "08_cost", "per-interval level of the five ablation trends (Bonferroni)")
+ABLATION_BLOCK1_PRE_LN = value(
+    "ev_ablation_block1_pre_ln", "08_cost", "loss increase from removing block 1 (nats/char)")
+ABLATION_LATE_PRE_LN = value(
+    "ev_ablation_late_pre_ln", "08_cost", "mean loss increase over the second half of the blocks")
+DEPTH_STOPS_PAYING_PRE_LN = interval(
+    "ev_depth_stops_paying_pre_ln", "08_cost",
+    "Pre-LN's best depth at a fixed number of steps and the set of depths not worse than it "
+    "(inf: the set reaches the top of the ladder)")
+DEPTH_BEST_AT_FLOPS_PRE_LN = value(
+    "ev_depth_best_at_flops_pre_ln", "08_cost", "Pre-LN's best depth at a fixed compute")
+DEPTH_ALPHA_PRE_LN = interval(
+    "ev_depth_alpha_pre_ln", "08_cost", "alpha of the depth term of the loss, L(l) = c l^(-alpha) + L_inf")
+#: a fix's validation loss minus Pre-LN's at equal depth (nats/char, Bonferroni interval)
+VAL_LOSS_GAP = {
+    "peri_ln": interval("ev_val_loss_gap_peri_ln", "08_cost", "Peri-LN minus Pre-LN validation loss at equal depth"),
+    "resi_dual": interval("ev_val_loss_gap_resi_dual", "08_cost", "ResiDual minus Pre-LN"),
+    "ln_scaling": interval("ev_val_loss_gap_ln_scaling", "08_cost", "LayerNorm-Scaling minus Pre-LN"),
+}
+
+# ------------------------------------------------------------------------ Chapter 9
+#: exponent of the per-block change over k = 2..L (percentile bootstrap over sequences)
+PRETRAINED_EXP = {
+    "smollm2": interval("ev_pretrained_exp_smollm2", "09_pretrained",
+                        "exponent of SmolLM2-135M's per-block change (Pre-LN), Shakespeare sample, k = 2..30"),
+    "qwen": interval("ev_pretrained_exp_qwen", "09_pretrained",
+                     "the same, Qwen2.5-Coder-0.5B (Pre-LN), k = 2..24"),
+    "gemma3": interval("ev_pretrained_exp_gemma3", "09_pretrained", "the same, Gemma-3-270M (sandwich), k = 2..18"),
+    "minilm": interval("ev_pretrained_exp_minilm", "09_pretrained", "the same, all-MiniLM-L6 (Post-LN), k = 2..6"),
+}
+#: the theorem's exponent over the model's own range, in the convention its rho picks
+PRETRAINED_REF = {
+    "smollm2": value("ev_pretrained_ref_smollm2", "09_pretrained",
+                     "the theorem's exponent over SmolLM2's range and convention"),
+    "qwen": value("ev_pretrained_ref_qwen", "09_pretrained", "the same for Qwen"),
+}
+#: the curvature test's drift of the local slope over k = 2..L (0 for a power law)
+PRETRAINED_DRIFT = {
+    "smollm2": interval("ev_pretrained_drift_smollm2", "09_pretrained", "curvature drift of SmolLM2's curve"),
+    "qwen": interval("ev_pretrained_drift_qwen", "09_pretrained", "curvature drift of Qwen's curve"),
+}
+#: largest move of the exponent for k_min = 3, 4
+FITRANGE_SHIFT = {
+    "smollm2": value("ev_fitrange_shift_smollm2", "09_pretrained", "fit-start sensitivity of SmolLM2's exponent"),
+    "qwen": value("ev_fitrange_shift_qwen", "09_pretrained", "fit-start sensitivity of Qwen's exponent"),
+}
+QUANT_SHIFT = value(
+    "ev_quant_shift", "09_pretrained", "largest change of a fitted exponent caused by a Q4_1 round-trip")
+#: stream growth factor per layer, |x_{k+1}| / |x_k| (t interval over sequences)
+NORM_GROWTH = {
+    "smollm2": interval("ev_norm_growth_smollm2", "09_pretrained",
+                        "SmolLM2's stream norm growth factor per block (geometric mean over k >= 2)"),
+    "qwen": interval("ev_norm_growth_qwen", "09_pretrained", "the same for Qwen"),
+}
+#: rank correlation of the skip cost with k, k >= 2 (percentile bootstrap over sequences)
+SKIP_TREND = {
+    "smollm2": interval("ev_skip_trend_smollm2", "09_pretrained", "rank correlation of SmolLM2's skip cost with k >= 2"),
+    "qwen": interval("ev_skip_trend_qwen", "09_pretrained", "the same for Qwen"),
+}
+SKIP_BLOCK1 = {
+    "smollm2": value("ev_skip_block1_smollm2", "09_pretrained", "SmolLM2's loss increase from skipping block 1"),
+    "qwen": value("ev_skip_block1_qwen", "09_pretrained", "the same for Qwen"),
+}
+#: rank correlation of the change with the skip cost over blocks (paired bootstrap)
+METRIC_RHO_CHANGE = {
+    "smollm2": interval("ev_metric_rho_change_smollm2", "09_pretrained",
+                        "Spearman correlation of the change with SmolLM2's skip cost"),
+    "qwen": interval("ev_metric_rho_change_qwen", "09_pretrained", "the same for Qwen"),
+}
+#: rho(change) - rho(competitor), per (competitor, model) (paired bootstrap, Bonferroni over 8)
+METRIC_DIFF = {
+    ("influence", "smollm2"): interval("ev_metric_diff_influence_smollm2", "09_pretrained",
+                                       "rho(change) - rho(block influence), SmolLM2"),
+    ("angular", "smollm2"): interval("ev_metric_diff_angular_smollm2", "09_pretrained",
+                                     "rho(change) - rho(angular distance), SmolLM2"),
+    ("relative", "smollm2"): interval("ev_metric_diff_relative_smollm2", "09_pretrained",
+                                      "rho(change) - rho(relative contribution), SmolLM2"),
+    ("deepest", "smollm2"): interval("ev_metric_diff_deepest_smollm2", "09_pretrained",
+                                     "rho(change) - rho(deepest first), SmolLM2"),
+    ("influence", "qwen"): interval("ev_metric_diff_influence_qwen", "09_pretrained", "the same, Qwen"),
+    ("angular", "qwen"): interval("ev_metric_diff_angular_qwen", "09_pretrained", "the same, Qwen"),
+    ("relative", "qwen"): interval("ev_metric_diff_relative_qwen", "09_pretrained", "the same, Qwen"),
+    ("deepest", "qwen"): interval("ev_metric_diff_deepest_qwen", "09_pretrained", "the same, Qwen"),
+}
