@@ -28,16 +28,10 @@ BUDGET_S = 600.0   # README: the whole book executed and rendered within 10 minu
 
 
 def forced_config(src: pathlib.Path, dest: pathlib.Path) -> None:
-    """Copy the book's config with execution forced and local extension paths made absolute
-    (jupyter-book resolves them against the config file's folder)."""
-    config = yaml.safe_load(src.read_text())
-    execute = config.setdefault("execute", {})
-    execute["execute_notebooks"] = "force"
-    execute.pop("cache", None)
-    local = config.get("sphinx", {}).get("local_extensions") or {}
-    for name, path in local.items():
-        local[name] = str((src.parent / path).resolve())
-    dest.write_text(yaml.safe_dump(config, sort_keys=False))
+    """The book's config with execution forced (``tools/stored_config.write_config``)."""
+    sys.path.insert(0, str(ROOT / "tools"))
+    from stored_config import write_config
+    write_config(src, dest, execute="force")
 
 
 def main(argv=None) -> int:

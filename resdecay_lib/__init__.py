@@ -17,13 +17,18 @@ measured):
   pretrained models shipped in PyPI wheels)
 * data: ``data`` (offline corpora, vocabulary, deterministic batches), ``baselines``
   (n-gram losses of the same split)
+* real models: ``realmodels`` (the pretrained models' measurements, stored per model and
+  text, and their exponent reports), ``depthcost`` (skip and removal costs, the redundancy
+  rankings they are compared with)
 * runs: ``train`` (the training loop), ``runs`` (one run measured through training),
   ``sweep`` (grids of runs over any executor, claims, atomic store), ``engines`` (local,
   Dask and SLURM executors), ``recheck`` (a stored run re-run live)
 * analysis and the book: ``results`` (reading stored sweeps and the analysis the training
-  chapters rest on), ``ledger`` (the claims and their computed verdicts), ``plots`` (the
-  training chapters' figure kinds)
-* ``device`` (where torch runs, thread pinning, seeds), ``__main__`` (the command line:
-  routes ``train``, ``sweep``, ``measure``, ``prepare-models``, ``prepare-corpus``)
+  chapters rest on), ``evidence`` (every value a verdict reads, declared once, and the glue
+  that writes it), ``ledger`` (the claims and their computed verdicts), ``plots`` (the
+  book's figure kinds)
+* ``device`` (where torch runs, thread pinning, seeds), ``_checks`` (argument checks that
+  name the parameter and its range), ``__main__`` (the command line: routes ``train``,
+  ``sweep``, ``measure``, ``depth-cost``, ``prepare-models``, ``prepare-corpus``)
 """
 __version__ = "0.1.0"

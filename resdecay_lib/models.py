@@ -61,7 +61,7 @@ import torch.nn.functional as F
 from ._checks import check_real, require_int
 from .device import resolve_device
 
-__all__ = ["ARCHS", "GPTConfig", "GPT", "build", "stream_parts",
+__all__ = ["ARCHS", "GPTConfig", "GPT", "build", "stream_parts", "next_token_loss",
            "PreLNBlock", "PostLNBlock", "PeriLNBlock", "ResiDualBlock",
            "LNScalingBlock", "DeepNormBlock", "MixLNBlock"]
 
@@ -402,6 +402,12 @@ class GPT(nn.Module):
         for block in self.blocks:
             x = block(x)
         return self.lm_head(self.ln_f(x))  # (B, T, vocab)
+
+
+def next_token_loss(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+    """Mean next-token cross-entropy (nats): logits [B, T, V] against targets [B, T], the
+    language model's objective (training and the probe's gradients use this one)."""
+    return F.cross_entropy(logits.reshape(-1, logits.size(-1)), targets.reshape(-1))
 
 
 def stream_parts(model: GPT) -> dict[str, slice]:

@@ -265,8 +265,8 @@ PACKAGED = {
 
 def model_cache_dir() -> Path:
     """``$RESDECAY_CACHE/models`` (default ``~/.cache/resdecay/models``), created."""
-    root = Path(os.environ.get("RESDECAY_CACHE") or Path.home() / ".cache" / "resdecay")
-    path = root / "models"
+    from .data import cache_dir
+    path = cache_dir() / "models"
     path.mkdir(parents=True, exist_ok=True)
     return path
 

@@ -44,12 +44,11 @@ import torch
 import torch.nn as nn
 
 from ._checks import check_real
+from .gaussian import LN_EPS  # eps of LN0, one constant for the simulator and the probe
 
-__all__ = ["LN_EPS", "LayerChange", "NormChange", "rms_change", "angular_distances", "residual_stream", "sublayer_stream", "sublayer_modules",
+__all__ = ["LN_EPS", "LayerChange", "NormChange", "rms_change", "angular_distances", "residual_stream", "sublayer_stream",
            "layer_change", "block_grad_norms", "gram", "measure_zoo"]
 
-#: eps of the parameter-free LayerNorm LN0, as torch.nn.LayerNorm's default
-LN_EPS = 1e-5
 
 
 # ----------------------------------------------------------------------------- capture
@@ -197,14 +196,6 @@ def residual_stream(model: nn.Module, inputs, blocks=None, exit_module=None) -> 
     return _capture(model, inputs, blocks, blocks[-1] if exit_module is None else exit_module)
 
 
-def sublayer_modules(model: nn.Module) -> list[nn.Module]:
-    """The zoo model's 2L points after each residual addition (``model.sublayers``)."""
-    if not hasattr(model, "sublayers"):
-        raise ValueError("sublayer granularity needs a model of resdecay_lib.models "
-                         "(one with a 'sublayers' attribute)")
-    return list(model.sublayers)
-
-
 def sublayer_stream(model: nn.Module, inputs) -> torch.Tensor:
     """The stream after every residual addition of a zoo model: [2L+1, B, T, D], float32 CPU.
 
@@ -264,10 +255,10 @@ def block_grad_norms(model: nn.Module, idx: torch.Tensor, blocks=None) -> np.nda
 
 
 def _next_token_loss(model, idx):
+    """The model's objective on ``idx`` [B, T]: each position predicts the next token."""
+    from .models import next_token_loss
     idx = idx.to(_model_device(model))
-    logits = model(idx)
-    V = logits.shape[-1]
-    return torch.nn.functional.cross_entropy(logits[:, :-1].reshape(-1, V), idx[:, 1:].reshape(-1))
+    return next_token_loss(model(idx)[:, :-1], idx[:, 1:])
 
 
 # ----------------------------------------------------------------------------- metrics

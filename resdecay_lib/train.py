@@ -39,6 +39,7 @@ from tqdm import tqdm  # the plain bar: quiet (disable=None) when stderr is not 
 
 from .data import load_corpus, train_batch
 from .device import manual_seed_all, pin_threads, resolve_device
+from .models import next_token_loss
 
 __all__ = ["TrainConfig", "NonFiniteLoss", "CheckpointUnreadable", "TrainState", "lr_factor",
            "train", "next_char_loss"]
@@ -169,8 +170,7 @@ def next_char_loss(model, x, y):
 
     Module-level so tests can inject a NaN.
     """
-    logits = model(x)
-    return F.cross_entropy(logits.reshape(-1, logits.size(-1)), y.reshape(-1))
+    return next_token_loss(model(x), y)
 
 
 class CheckpointUnreadable(RuntimeError):

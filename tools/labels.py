@@ -15,9 +15,9 @@ import pathlib
 import re
 import sys
 
-import yaml
-
 ROOT = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+from resdecay_lib import ledger  # noqa: E402  (the one reader of _toc.yml)
 PAGE = "labels"
 
 _DIRECTIVE = re.compile(r"^(?:```+|:::+)\{([\w:-]+)\}[^\n]*\n((?::[\w-]+:[^\n]*\n)*)", re.M)
@@ -36,12 +36,8 @@ ORDER = ["theorem", "corollary", "lemma", "proposition", "definition", "assumpti
 
 
 def toc_documents(root: pathlib.Path = ROOT) -> list[str]:
-    toc = yaml.safe_load((root / "_toc.yml").read_text())
-    docs = [toc["root"]]
-    for part in toc.get("parts", []):
-        docs += [c["file"] for c in part.get("chapters", [])]
-    docs += [c["file"] for c in toc.get("chapters", [])]
-    return [d for d in docs if d != PAGE]
+    """The book's documents in order (``ledger.toc_documents``), without this page."""
+    return [d for d in ledger.toc_documents(root) if d != PAGE]
 
 
 def markdown_of(doc: str, root: pathlib.Path = ROOT) -> str:
