@@ -109,11 +109,16 @@ def _ln(cfg):
 # Class attributes tell the model how the stream starts and ends:
 #   stream_width: the stream is stream_width * d_model wide
 #   readout:      "ln_f" (final LayerNorm), "identity", or "resi_dual"
+#   renormalises: some block of the placement passes on a stream that has been through a
+#                 LayerNorm after its outputs were added, so what the next block reads does
+#                 not accumulate block outputs (Chapter 6 checks that exactly these escape the
+#                 decay at initialisation)
 
 class Block(nn.Module):
     """Base: the two sublayers, and the identity point between them (sublayer granularity)."""
     stream_width = 1
     readout = "ln_f"
+    renormalises = False
 
     def __init__(self, cfg: "GPTConfig", layer_idx: int):
         super().__init__()
@@ -138,6 +143,7 @@ class PreLNBlock(Block):
 class PostLNBlock(Block):
     """Post-LN: x <- LN(x + f(x)) (Vaswani et al. 2017)."""
     readout = "identity"
+    renormalises = True
 
     def __init__(self, cfg, layer_idx):
         super().__init__(cfg, layer_idx)
@@ -168,6 +174,7 @@ class ResiDualBlock(Block):
     """
     stream_width = 2
     readout = "resi_dual"
+    renormalises = True   # x_a, the stream the blocks read
 
     def __init__(self, cfg, layer_idx):
         super().__init__(cfg, layer_idx)
@@ -202,6 +209,7 @@ class DeepNormBlock(Block):
     MLP weights, gain 1 for query and key (the paper's decoder-only values).
     """
     readout = "identity"
+    renormalises = True
 
     def __init__(self, cfg, layer_idx):
         super().__init__(cfg, layer_idx)
@@ -228,6 +236,7 @@ class DeepNormBlock(Block):
 
 class MixLNBlock(Block):
     """Mix-LN (Li et al. 2024): Post-LN in layers l < floor(mix_ln_frac * L), Pre-LN after."""
+    renormalises = True   # its Post-LN layers
 
     def __init__(self, cfg, layer_idx):
         super().__init__(cfg, layer_idx)
@@ -235,11 +244,8 @@ class MixLNBlock(Block):
         self.post = layer_idx < int(math.floor(cfg.mix_ln_frac * cfg.n_layer))
 
     def forward(self, x):
-        if self.post:  # Post-LN equation
-            x = self.resid_mid(self.ln_1(x + self.attn(x)))
-            return self.ln_2(x + self.mlp(x))
-        x = self.resid_mid(x + self.attn(self.ln_1(x)))  # Pre-LN equation
-        return x + self.mlp(self.ln_2(x))
+        # the same modules under the same names: each layer is one of the two equations
+        return (PostLNBlock if self.post else PreLNBlock).forward(self, x)
 
 
 #: registry: placement name -> block class
