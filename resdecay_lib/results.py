@@ -25,8 +25,10 @@ ratio rho (:func:`rho`) chooses (:func:`convention`), never a bare -1.
 Chapter 8: the loss increase from removing block k (:func:`ablation`), its trend over k
 (:func:`ablation_trend`: Spearman's rank correlation per seed, no selection on the
 outcome), the validation loss against depth at a fixed number of steps or a fixed compute
-(:func:`loss_at_flops`), paired steps up the depth ladder (:func:`ladder_steps`) and the
-depth law L(l) = c l^-alpha + L_inf (:func:`depth_law`).
+(:func:`loss_at_flops`), paired steps up the depth ladder (:func:`ladder_steps`), the
+ladder's best depth and the depths not worse than it (:func:`depth_ladder`), a fix's paired
+gap to Pre-LN (:func:`paired_gap`) and the depth law L(l) = c l^-alpha + L_inf
+(:func:`depth_law`).
 
 Knows nothing of torch.
 """
@@ -50,6 +52,7 @@ __all__ = ["OUTLIER_Z", "DRIFT_MARGIN", "EQUIV_MARGIN", "PART", "Sweep", "choose
            "convention", "reference_exponent", "curve_exponent", "seed_exponents",
            "curvature", "rc_from_gram", "predictions", "prediction_log_errors", "departure",
            "ablation", "ablation_trend", "loss_at_flops", "ladder_steps", "depth_law",
+           "DepthLadder", "depth_ladder", "paired_gap", "correlation", "error_shares",
            "mean_abs_block_corr", "ExponentFit", "TooFewSeeds", "exponent_fit", "compare_exponents"]
 
 #: a run whose final loss lies more than this many scales from its other seeds is an outlier
@@ -197,6 +200,25 @@ class Sweep:
 
     def complete(self, arch: str, L: int) -> bool:
         return all((arch, L, s) in self.runs for s in self.seeds)
+
+    def losses(self, arch: str, fn, exclude=()) -> dict:
+        """``{depth: [fn(run) per seed]}`` over the depths whose cell is complete, holds no
+        run named in ``exclude`` and gives a finite ``fn`` for every seed (seed order, so
+        the seeds pair across depths): the rungs of the depth ladder."""
+        out = {}
+        for L in self.depths(arch):
+            cell = self.cell(arch, L)
+            if len(cell) == len(self.seeds) and not any(r["name"] in exclude for r in cell):
+                v = [fn(r) for r in cell]
+                if all(math.isfinite(x) for x in v):
+                    out[L] = v
+        return out
+
+    def kept_by_seed(self, arch: str, L: int, exclude=(), fn=None) -> dict:
+        """``{seed: fn(run)}`` over the kept runs of (arch, L); ``fn`` defaults to
+        :func:`final_loss`."""
+        fn = final_loss if fn is None else fn
+        return {r["seed"]: fn(r) for r in self.cell(arch, L, exclude)}
 
 
 def choose_lr(pilot_spec, root=".") -> dict:
@@ -431,8 +453,7 @@ def mean_abs_block_corr(G) -> float:
     """Mean |correlation| between different block outputs u_1..u_L (embedding excluded)."""
     _check_gram(G, min_L=2)
     G = np.asarray(G, float)
-    d = np.sqrt(np.diag(G))
-    C = (G / np.outer(d, d))[1:, 1:]
+    C = correlation(G)[1:, 1:]
     return float(np.abs(C[~np.eye(len(C), dtype=bool)]).mean())
 
 
@@ -567,6 +588,89 @@ def depth_law(depths, loss, alphas=np.geomspace(0.05, 5.0, 600)) -> dict:
     _, al, c, linf = best
     return {"alpha": al, "c": c, "L_inf": linf,
             "at_edge": bool(al in (float(alphas[0]), float(alphas[-1])))}
+
+
+@dataclass(frozen=True)
+class DepthLadder:
+    """The depth ladder read at one cut (fixed steps or fixed compute).
+
+    ``steps``: :func:`ladder_steps` at ``level``; ``best``: the depth of lowest mean loss;
+    ``not_worse``: the depths whose paired difference from ``best`` (over seeds) has a t
+    interval at ``level`` reaching 0 or below (``best`` among them); ``keeps_paying``: that set
+    holds the top of the ladder, so more depth is not shown to stop paying. ``stops`` (the
+    depth at which depth stops paying) and ``hi`` are ``inf`` when it keeps paying; ``lo`` is
+    the smallest depth of the set.
+    """
+    steps: list
+    best: int
+    not_worse: list
+    level: float
+    keeps_paying: bool
+
+    @property
+    def stops(self) -> float:
+        return math.inf if self.keeps_paying else float(self.best)
+
+    @property
+    def lo(self) -> float:
+        return float(min(self.not_worse))
+
+    @property
+    def hi(self) -> float:
+        return math.inf if self.keeps_paying else float(max(self.not_worse))
+
+
+def depth_ladder(losses: Mapping, alpha: float = 0.05) -> DepthLadder:
+    """:class:`DepthLadder` of ``losses`` ({depth: [loss per seed]}, seeds paired, as
+    :meth:`Sweep.losses` gives): each comparison at level 1 - alpha / (number of depths - 1)
+    (Bonferroni over the comparisons with the best depth, and over the ladder's steps)."""
+    check_real("alpha", alpha, 0, 1, lo_open=True, hi_open=True)
+    if not isinstance(losses, Mapping) or len(losses) < 2:
+        raise ValueError("losses must be a dict {depth: [loss per seed]} of at least 2 depths")
+    ds = sorted(losses)
+    level = 1 - stats.bonferroni(alpha, len(ds) - 1)
+    steps = ladder_steps(losses, level=level)
+    mean = {d: float(np.mean(losses[d])) for d in ds}
+    best = min(mean, key=mean.get)
+    not_worse = [d for d in ds if d == best or
+                 stats.t_interval(np.asarray(losses[d]) - np.asarray(losses[best]), level).lo <= 0]
+    return DepthLadder(steps, best, not_worse, level, ds[-1] in not_worse)
+
+
+def paired_gap(sweep: Sweep, arch: str, against: str = "pre_ln", exclude=(), level: float = 0.95):
+    """``arch``'s final validation loss minus ``against``'s, seed by seed, at the deepest depth
+    both have with at least 3 kept seeds in common: ``(depth, TInterval)``, or ``None`` when no
+    depth has 3 paired seeds (no interval over seeds can be made)."""
+    _check_sweep(sweep)
+    _check_exclude(exclude)
+    _check_level(level)
+    shared = [L for L in sweep.depths(arch) if L in sweep.depths(against)
+              and len(set(sweep.kept_by_seed(arch, L, exclude)) & set(sweep.kept_by_seed(against, L, exclude))) >= 3]
+    if not shared:
+        return None
+    L = max(shared)
+    a, b = sweep.kept_by_seed(arch, L, exclude), sweep.kept_by_seed(against, L, exclude)
+    return L, stats.t_interval([a[s] - b[s] for s in sorted(set(a) & set(b))], level)
+
+
+def correlation(G) -> np.ndarray:
+    """The correlation matrix of a Gram matrix G (G_ij / sqrt(G_ii G_jj))."""
+    _check_gram(G)
+    G = np.asarray(G, float)
+    d = np.sqrt(np.diag(G))
+    return G / np.outer(d, d)
+
+
+def error_shares(errors: list, level: float = 0.95) -> tuple:
+    """What each departure removes of the theorem's error, per seed, as t intervals over
+    seeds. ``errors``: one :func:`prediction_log_errors` dict per seed. Returns
+    (share removed by the unequal variances, 1 - hetero / theorem; share removed by the
+    correlations on top of them, (hetero - rc) / theorem)."""
+    if not isinstance(errors, (list, tuple)) or len(errors) < 2:
+        raise ValueError("errors must be a list of prediction_log_errors dicts, one per seed (at least 2)")
+    var = np.array([1 - e["hetero"] / e["theorem"] for e in errors])
+    corr = np.array([(e["hetero"] - e["rc"]) / e["theorem"] for e in errors])
+    return stats.t_interval(var, level), stats.t_interval(corr, level)
 
 
 # ----------------------------------------------------------------------------- summaries

@@ -164,6 +164,52 @@ def test_depth_law_recovers_alpha():
     assert not f["at_edge"]
 
 
+def test_sweep_losses_keep_only_complete_kept_finite_cells():
+    sw = _sweep({("pre_ln", 4): [2.0, 2.1, 2.2], ("pre_ln", 8): [1.9, 2.0, 2.1], ("pre_ln", 16): [1.8, 1.9, 2.0]})
+    del sw.runs[("pre_ln", 16, 2)]
+    assert sw.losses("pre_ln", R.final_loss) == {4: [2.0, 2.1, 2.2], 8: [1.9, 2.0, 2.1]}
+    assert set(sw.losses("pre_ln", R.final_loss, exclude={"pre_ln_L8_s0"})) == {4}
+    assert sw.kept_by_seed("pre_ln", 8, {"pre_ln_L8_s1"}) == {0: 1.9, 2: 2.1}
+
+
+def test_depth_ladder_stops_paying_only_inside_the_ladder():
+    # each seed gains 0.1 from 4 to 8 and loses 0.05 from 8 to 16: 8 is best and 16 worse
+    stop = R.depth_ladder({4: [2.0, 2.1, 2.2], 8: [1.9, 2.01, 2.1], 16: [1.95, 2.06, 2.16]})
+    assert (stop.best, stop.not_worse, stop.keeps_paying) == (8, [8], False)
+    assert (stop.stops, stop.lo, stop.hi) == (8.0, 8.0, 8.0)
+    assert stop.level == pytest.approx(1 - 0.05 / 2) and len(stop.steps) == 2
+    # the top is best: depth keeps paying, and the reading is infinite above
+    pays = R.depth_ladder({4: [2.0, 2.1, 2.2], 8: [1.9, 2.01, 2.1]})
+    assert pays.keeps_paying and math.isinf(pays.stops) and math.isinf(pays.hi) and pays.lo == 8.0
+    # a noisy top rung is not worse than the best: the set reaches the top
+    noisy = R.depth_ladder({4: [2.0, 2.1, 2.2], 8: [1.9, 2.0, 2.1], 16: [1.7, 2.3, 2.0]})
+    assert noisy.best == 8 and 16 in noisy.not_worse and noisy.keeps_paying
+    with pytest.raises(ValueError, match="at least 2 depths"):
+        R.depth_ladder({4: [1.0, 1.0, 1.0]})
+
+
+def test_paired_gap_pairs_seeds_at_the_deepest_shared_depth():
+    sw = _sweep({("pre_ln", 4): [2.0, 2.1, 2.2], ("pre_ln", 8): [1.9, 2.0, 2.1],
+                 ("peri_ln", 4): [2.1, 2.2, 2.3], ("peri_ln", 8): [2.2, 2.25, 2.4]})
+    L, iv = R.paired_gap(sw, "peri_ln")
+    assert L == 8 and iv.mean == pytest.approx((0.3 + 0.25 + 0.3) / 3) and iv.n == 3
+    # one excluded Pre-LN seed at depth 8 leaves two pairs there: depth 4 is used
+    L, iv = R.paired_gap(sw, "peri_ln", exclude={"pre_ln_L8_s1"})
+    assert L == 4 and iv.mean == pytest.approx(0.1)
+    assert R.paired_gap(sw, "peri_ln", exclude={"pre_ln_L8_s1", "peri_ln_L4_s0"}) is None
+
+
+def test_correlation_and_error_shares():
+    G = np.array([[4.0, 2.0], [2.0, 9.0]])
+    assert R.correlation(G) == pytest.approx(np.array([[1.0, 1 / 3], [1 / 3, 1.0]]))
+    errs = [{"theorem": 1.0, "hetero": 0.4, "rc": 0.1}, {"theorem": 2.0, "hetero": 1.0, "rc": 0.4},
+            {"theorem": 1.0, "hetero": 0.5, "rc": 0.2}]
+    var, corr = R.error_shares(errs)
+    assert var.mean == pytest.approx((0.6 + 0.5 + 0.5) / 3) and corr.mean == pytest.approx((0.3 + 0.3 + 0.3) / 3)
+    with pytest.raises(ValueError, match="one per seed"):
+        R.error_shares(errs[:1])
+
+
 def test_choose_lr_takes_the_lowest_final_loss_and_skips_diverged(tmp_path):
     out = tmp_path / "p"
     out.mkdir()
