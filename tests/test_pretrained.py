@@ -77,9 +77,9 @@ def test_sublayer_stream_interleaves_the_block_stream(kind):
     s, _ = P.measure(pre, x, mask)
     s2, ch2 = P.measure_sublayers(pre, x, mask)
     L = pre.n_layer
-    assert s2.shape[0] == 2 * L + 1 and len(ch2.k) == 2 * L
-    assert torch.equal(s2[0::2], s)           # entries 0, 2, ..., 2L are the block stream
-    assert not torch.equal(s2[1], s2[0])      # the mid-block point is a distinct state
+    assert s2.n_blocks == L and len(ch2.k) == 2 * L
+    assert torch.equal(s2.block_inputs, s)    # entries 0, 2, ..., 2L are the block stream
+    assert not torch.equal(s2.after_attention[0], s2.block_inputs[0])   # a distinct state
 
 
 def test_measure_concatenates_batches_like_one_forward():

@@ -94,11 +94,14 @@ def test_sublayer_stream_interleaves_the_attention_step():
     model = build("pre_ln", **TINY)
     x = idx()
     sub, blk = sublayer_stream(model, x), residual_stream(model, x)
-    assert sub.shape[0] == 7
-    assert torch.equal(sub[::2], blk)
+    assert sub.tensor.shape[0] == 7 and sub.n_blocks == 3
+    assert torch.equal(sub.block_inputs, blk)
+    assert torch.equal(sub.after_mlp, blk[1:])
     b = model.blocks[0]
     with torch.no_grad():
-        torch.testing.assert_close(sub[1], blk[0] + b.attn(b.ln_1(blk[0])))
+        torch.testing.assert_close(sub.after_attention[0], blk[0] + b.attn(b.ln_1(blk[0])))
+    with pytest.raises(ValueError, match="2L\+1"):
+        type(sub)(blk[:2])
 
 
 def test_errors_name_the_problem():
@@ -201,3 +204,18 @@ def test_block_grad_norms_match_backward_and_leave_grads_alone():
     torch.nn.functional.cross_entropy(logits[:, :-1].reshape(-1, 11), x[:, 1:].reshape(-1)).backward()
     ref = [sum(float((p.grad.double() ** 2).sum()) for p in b.parameters()) ** 0.5 for b in model.blocks]
     np.testing.assert_allclose(g, ref, rtol=1e-10)
+
+
+def test_profile_at_init_measures_each_seed_and_resi_duals_two_streams():
+    import torch
+    from resdecay_lib.probe import profile_at_init
+    seeds = (0, 1)
+    toks = {s: torch.randint(0, 32, (3, 8), generator=torch.Generator().manual_seed(s)) for s in seeds}
+    kw = dict(n_layer=3, d_model=16, n_head=2, vocab_size=32, block_size=8)
+    post = profile_at_init("post_ln", seeds, toks, **kw)
+    dual = profile_at_init("resi_dual", seeds, toks, **kw)
+    assert post["blk"].shape == (6, 3) and post["sub"].shape == (6, 6)
+    assert post["emb_var"].shape == (2,) and post["inc_var"].shape == (2, 6) and post["grad"].shape == (2, 3)
+    assert post["dual"].size == 0 and dual["dual"].shape == (6, 3)
+    # ResiDual's x_a is Post-LN's stream at the same seed (Chapter 6 relies on it)
+    assert np.array_equal(dual["blk"], post["blk"])
