@@ -14,7 +14,7 @@ import numpy as np  # noqa: E402
 
 from ._checks import check_int  # noqa: E402
 
-__all__ = ["NAMES", "close", "exponent_through_training", "change_curves", "loss_curves",
+__all__ = ["NAMES", "K_TICKS", "log_k_axis", "close", "exponent_through_training", "change_curves", "loss_curves",
            "ablation_profiles", "depth_curves", "correlation_maps", "rc_profiles", "skip_costs",
            "pruning_curves", "norm_readings"]
 
@@ -32,11 +32,15 @@ NAMES = {"pre_ln": "Pre-LN", "post_ln": "Post-LN", "peri_ln": "Peri-LN",
          "mix_ln": "Mix-LN"}
 
 
-def _log_k_axis(ax, L: int) -> None:
-    """A log axis of block indices with plain labels at 1, 2, 4, ... (no crowded minor labels)."""
+#: the block indices a log k axis labels
+K_TICKS = (1, 2, 4, 8, 16, 24, 32, 64)
+
+
+def log_k_axis(ax, L: int, ticks=K_TICKS) -> None:
+    """A log axis of block indices 1..L with plain labels at ``ticks`` (no 2 x 10^0, no
+    crowded minor labels)."""
     ax.set_xscale("log")
-    ticks = [t for t in (1, 2, 4, 8, 16, 24, 32, 64) if t <= L]
-    ax.set_xticks(ticks)
+    ax.set_xticks([t for t in ticks if t <= L])
     ax.xaxis.set_major_formatter(matplotlib.ticker.ScalarFormatter())
     ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
 
@@ -89,7 +93,7 @@ def change_curves(curves: dict, theory: dict, L: int):
                         label=w)
         for st, (lab, y) in zip(("k--", "k:"), theory.items()):
             ax.plot(k, y[:L], st, lw=1, label=lab)
-        _log_k_axis(ax, L)
+        log_k_axis(ax, L)
         ax.set_yscale("log")
         ax.set_title(NAMES.get(a, a), fontsize=9)
         ax.set_xlabel("block k")
@@ -188,7 +192,7 @@ def rc_profiles(prof: dict, L: int):
     axes[0].set_yscale("log")
     axes[0].set_ylabel(r"$s_k^2$ (block output variance)")
     for ax in axes[:2]:
-        _log_k_axis(ax, L)
+        log_k_axis(ax, L)
     axes[1].set_yscale("log")
     axes[1].set_ylabel(r"$r_k$ = |block output| / |stream|")
     axes[2].axhline(0, color="k", lw=0.6)
@@ -222,7 +226,7 @@ def skip_costs(panels: dict):
         ax.plot(k[~pos], np.full((~pos).sum(), floor), "o", mfc="none", ms=4, color="C0")
         ax.set(yscale="log", xlabel="block $k$ skipped", title=title, ylabel=ylabel)
         ax.set_ylim(bottom=floor / 2)
-        _log_k_axis(ax, int(k.max()))
+        log_k_axis(ax, int(k.max()))
     fig.tight_layout()
     return fig
 
@@ -260,7 +264,7 @@ def norm_readings(panels: dict):
             ax.plot(k, y, style, ms=3, lw=1, label=label)
             L = max(L, int(np.max(k)))
         ax.set(yscale="log", xlabel="block $k$", title=title)
-        _log_k_axis(ax, L)
+        log_k_axis(ax, L)
     axes[0][0].set_ylabel("change")
     axes[0][0].legend(fontsize=7)
     fig.tight_layout()

@@ -14,13 +14,22 @@ Index conventions (Chapter 1 of the book):
   var(x^a_k) = k sigma^2 and every formula of the seed's convention is evaluated at k + 1.
   The first valid index is k = 1.
 
-This module knows nothing of torch or numpy; it returns SymPy expressions.
+Sections, in the book's order: the theorem and its finite-width corrections (Chapter 2),
+Corollary 3.4 (Chapter 3), Corollary 3.5 (Chapter 4), and beyond independence: unequal
+variances, aligned updates, feedback (Chapter 5). This module knows nothing of torch; it
+returns SymPy expressions, and NumPy arrays or floats where a function evaluates a derived
+formula on numbers (e.g. ``omega_sq_hetero``, ``change_sq_rc``).
 """
 from __future__ import annotations
 
+import functools
+import math
 import numbers
+from dataclasses import dataclass
 
+import numpy as np
 import sympy as sp
+from sympy.utilities.iterables import multiset_partitions
 
 from ._checks import check_int, check_real
 
@@ -99,15 +108,10 @@ def omega_sq(k, embedding_counted: bool = False) -> sp.Expr:
 
 # ======================================================================================
 # Chapter 2: Theorem 3.3 derived from the assumptions, and its finite-d correction.
-# (insert Chapter 2 code below this line; extend __all__ with `__all__ += [...]`)
 # ======================================================================================
 
-import functools  # noqa: E402  (imports of the Chapter 2 section, kept here so the sections edit independently)
-from dataclasses import dataclass  # noqa: E402
 
-from sympy.utilities.iterables import multiset_partitions  # noqa: E402
-
-__all__ += ["Derivation", "derive_omega_sq", "layer_norm_identity_residual",
+__all__ += ["finite_d_predictions", "Derivation", "derive_omega_sq", "layer_norm_identity_residual",
             "layer_norm_eps_error", "correlation_rho", "expected_cos_series",
             "expected_cos_exact", "expected_cos_exact_series", "omega_sq_finite_d", "omega_sq_exact_d", "eps_bias_bound"]
 
@@ -313,10 +317,6 @@ def _check_order(order):
     return int(order)
 
 
-def expected_cos_series(order: int = 2) -> sp.Expr:
-    return _expected_cos_series(_check_order(order))  # checked, then memoised
-
-
 @functools.lru_cache(maxsize=None)
 def _expected_cos_series(order: int = 2) -> sp.Expr:
     r"""E cos(u, rho u + sqrt(1 - rho^2) z), u, z iid N(0, I_m), as a series in 1/m.
@@ -363,6 +363,10 @@ def _expected_cos_series(order: int = 2) -> sp.Expr:
     w = sp.Symbol("w")   # w = 1/m, to truncate
     poly = sp.Poly(sp.expand(expectation.subs(M, 1 / w)), w)
     return sum(sp.factor(poly.coeff_monomial(w**i)) / M**i for i in range(order + 1))
+
+
+def expected_cos_series(order: int = 2) -> sp.Expr:
+    return _expected_cos_series(_check_order(order))  # checked, then memoised
 
 
 expected_cos_series.__doc__ = _expected_cos_series.__doc__
@@ -462,13 +466,24 @@ def eps_bias_bound(k, d, eps: float = 1e-5, sigma: float = 1.0, embedding_counte
     return 2 * sp.nsimplify(eps) * d / (sp.nsimplify(sigma) ** 2 * (d - 3)) * (1 / (n - 1) + 1 / n)
 
 
+def finite_d_predictions(ks, d: int, eps: float = 1e-5) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Chapter 2's predictions of omega_k^2 at width ``d`` for each k of ``ks`` (seed
+    convention), as float arrays: the first-order and second-order finite-d corrections
+    (:func:`omega_sq_finite_d`), the exact finite-d value for eps = 0
+    (:func:`omega_sq_exact_d`), and the allowance for a LayerNorm's ``eps``
+    (:func:`eps_bias_bound`)."""
+    ks = [int(check_int("ks[i]", k, 2)) for k in np.asarray(ks).tolist()]
+    first = np.array([float(omega_sq_finite_d(k, d)) for k in ks])
+    second = np.array([float(omega_sq_finite_d(k, d, order=2)) for k in ks])
+    exact = np.array([float(omega_sq_exact_d(k, d)) for k in ks])
+    allowance = np.array([float(eps_bias_bound(k, d, eps=eps)) for k in ks])
+    return first, second, exact, allowance
+
+
 # ======================================================================================
 # Chapter 3: Corollary 3.4 (E|.| per coordinate, series in 1/k, remainder bound).
-# (insert Chapter 3 code below this line; extend __all__ with `__all__ += [...]`)
 # ======================================================================================
 
-import functools  # noqa: E402  (imports of the Chapter 3-5 sections, kept here so the sections edit independently)
-import math  # noqa: E402
 
 __all__ += ["omega", "mean_abs_change", "derive_mean_abs_gaussian", "omega_closed_form",
             "omega_series_coefficient", "omega_series", "remainder_constant",
@@ -589,29 +604,6 @@ def remainder_constant() -> sp.Expr:
     return sp.Integer(2)**sp.Rational(3, 2) * (omega(2) - 1 / sp.sqrt(2))
 
 
-def mean_abs_finite_d(r: float, c: float, d: int) -> float:
-    r"""E|LN(x + f)_i - LN(x)_i| for a real LayerNorm (eps = 0) in width d, to O(1/d^2).
-
-    For x ~ N(0, I_d) and f = r (c x + sqrt(1 - c^2) h), h ~ N(0, I_d) independent (so r and
-    c are the population norm ratio and cosine). The change is rotation-invariant in the
-    centred subspace (dimension n = d - 1), so its direction is uniform and independent
-    of its norm, which gives exactly
-
-    .. math:: E|\Delta_i| = \sqrt{n}\,E|v_1|\;E\sqrt{m},\qquad
-              \sqrt{n}\,E|v_1| = \frac{\sqrt{n}\,\Gamma(n/2)}{\sqrt\pi\,\Gamma((n+1)/2)}
-
-    with m the per-sample mean square change; :math:`E\sqrt m` is taken to O(1/n^2) by
-    the delta method (:func:`finite_d_terms`). As d -> infinity this tends to
-    sqrt(2/pi) sqrt(change_sq_rc(r, c)). Independent blocks, seed convention: r = (k-1)^{-1/2}, c = 0.
-    """
-    _check_rc(r, c)
-    d = check_int("d", d, 2)   # LayerNorm centres over d coordinates
-    n = d - 1
-    F, _, h1 = _finite_d_numeric()
-    gamma_factor = math.exp(0.5 * math.log(n) + math.lgamma(n / 2) - math.lgamma((n + 1) / 2)) / math.sqrt(math.pi)
-    return gamma_factor * (math.sqrt(F(r, c)) + h1(r, c) / n)
-
-
 def unit_fraction_denominator(ratio: float) -> int:
     """The n for which a ratio is "about 1/n": 1/ratio rounded to the nearest integer, halves up.
 
@@ -627,7 +619,6 @@ def unit_fraction_denominator(ratio: float) -> int:
 
 # ======================================================================================
 # Chapter 4: Corollary 3.5 (the output change from one more block).
-# (insert Chapter 4 code below this line; extend __all__ with `__all__ += [...]`)
 # ======================================================================================
 
 __all__ += ["derive_output_change_var", "output_change_var", "output_change_sq_finite_d"]
@@ -688,7 +679,6 @@ def output_change_sq_finite_d(N: int, d: int, embedding_counted: bool = False) -
 
 # ======================================================================================
 # Chapter 5: beyond independence (heteroscedastic and correlated block outputs).
-# (insert Chapter 5 code below this line; extend __all__ with `__all__ += [...]`)
 # ======================================================================================
 
 __all__ += ["derive_change_sq_rc", "change_sq_rc", "change_sq_rc_series", "finite_d_terms",
@@ -716,7 +706,6 @@ def derive_change_sq_rc() -> tuple[sp.Expr, sp.Symbol, sp.Symbol]:
 
 def _check_rc(r, c):
     """Check r >= 0 finite, c in [-1, 1], and x + f != 0 (r = 1, c = -1); numbers or arrays."""
-    import numpy as np
     arrays = []
     for name, val, rng in (("r", r, "finite and >= 0"), ("c", c, "in [-1, 1]")):
         if isinstance(val, (bool, str, bytes)) or val is None:
@@ -817,6 +806,29 @@ def change_sq_finite_d(r: float, c: float, d: int) -> float:
     return F(float(r), float(c)) + m1(float(r), float(c)) / n
 
 
+def mean_abs_finite_d(r: float, c: float, d: int) -> float:
+    r"""E|LN(x + f)_i - LN(x)_i| for a real LayerNorm (eps = 0) in width d, to O(1/d^2).
+
+    For x ~ N(0, I_d) and f = r (c x + sqrt(1 - c^2) h), h ~ N(0, I_d) independent (so r and
+    c are the population norm ratio and cosine). The change is rotation-invariant in the
+    centred subspace (dimension n = d - 1), so its direction is uniform and independent
+    of its norm, which gives exactly
+
+    .. math:: E|\Delta_i| = \sqrt{n}\,E|v_1|\;E\sqrt{m},\qquad
+              \sqrt{n}\,E|v_1| = \frac{\sqrt{n}\,\Gamma(n/2)}{\sqrt\pi\,\Gamma((n+1)/2)}
+
+    with m the per-sample mean square change; :math:`E\sqrt m` is taken to O(1/n^2) by
+    the delta method (:func:`finite_d_terms`). As d -> infinity this tends to
+    sqrt(2/pi) sqrt(change_sq_rc(r, c)). Independent blocks, seed convention: r = (k-1)^{-1/2}, c = 0.
+    """
+    _check_rc(r, c)
+    d = check_int("d", d, 2)   # LayerNorm centres over d coordinates
+    n = d - 1
+    F, _, h1 = _finite_d_numeric()
+    gamma_factor = math.exp(0.5 * math.log(n) + math.lgamma(n / 2) - math.lgamma((n + 1) / 2)) / math.sqrt(math.pi)
+    return gamma_factor * (math.sqrt(F(r, c)) + h1(r, c) / n)
+
+
 def derive_omega_sq_hetero() -> tuple[sp.Expr, sp.Symbol, sp.Symbol]:
     r"""w_k^2 for independent blocks of unequal variances, derived: :math:`2(1 - \sqrt{S_k/S_{k+1}})`.
 
@@ -834,7 +846,6 @@ def derive_omega_sq_hetero() -> tuple[sp.Expr, sp.Symbol, sp.Symbol]:
 
 
 def _check_variances(s2):
-    import numpy as np
     try:
         arr = np.asarray(s2, dtype=float)
     except (TypeError, ValueError):
@@ -858,7 +869,6 @@ def omega_sq_hetero(s2):
     >>> [round(float(v), 6) for v in omega_sq_hetero([1.0, 1.0, 1.0])] == [round(float(omega_sq(k)), 6) for k in (2, 3)]
     True
     """
-    import numpy as np
     arr = _check_variances(s2)
     S = np.cumsum(arr)              # S[i] = s_1^2 + ... + s_{i+1}^2 = S_{i+2}
     S_k, S_next, s2_k = S[:-1], S[1:], arr[1:]
@@ -871,7 +881,6 @@ def rc_hetero(s2):
 
     Feeds :func:`change_sq_finite_d` for the finite-d prediction; ``s2`` as in :func:`omega_sq_hetero`.
     """
-    import numpy as np
     arr = _check_variances(s2)
     S = np.cumsum(arr)
     return np.sqrt(arr[1:] / S[:-1]), np.zeros(arr.size - 1)
@@ -942,7 +951,6 @@ def feedback_recursion(a: float, b: float, depth: int):
     For a > 0, v_k grows like a k and k w_k -> |b|/a (exponent -1); for a = 0 this is
     the theorem's 1/k (b = 1).
     """
-    import numpy as np
     for name, val in (("a", a), ("b", b)):
         if isinstance(val, bool) or not isinstance(val, numbers.Real) or not math.isfinite(val):
             raise TypeError(f"{name} must be a finite real number, got {val!r}")
