@@ -183,7 +183,9 @@ class ResiDualBlock(Block):
     def forward(self, x):
         x_a, x_d = x.chunk(2, dim=-1)
         h = self.attn(x_a)
-        x_a, x_d = self.ln_1(x_a + h), x_d + h
+        x_a, x_d = self.ln_1(x_a + h), x_d + h               # Post-LN step; the dual sum
+        # the mid-block hook point (resid_mid) takes one tensor: the two streams pass it
+        # side by side, so the probe reads both, as it reads them between blocks
         x_a, x_d = self.resid_mid(torch.cat([x_a, x_d], dim=-1)).chunk(2, dim=-1)
         h = self.mlp(x_a)
         return torch.cat([self.ln_2(x_a + h), x_d + h], dim=-1)
