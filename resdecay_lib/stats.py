@@ -7,6 +7,8 @@
 * :func:`equivalent` -- two one-sided tests (TOST): the mean lies within ``margin`` of a
   reference when the (1 - 2a) t interval lies inside [ref - margin, ref + margin].
 * :func:`bonferroni` -- the per-test level a / m of m tests at family-wise level a.
+* :func:`z_check` -- a family of z statistics of a Monte Carlo check against its
+  Bonferroni critical value (Chapters 3 to 5).
 * :func:`spearman` -- Spearman's rank correlation (ties get average ranks).
 
 Knows nothing of torch.
@@ -19,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["t_cdf", "t_quantile", "TInterval", "t_interval", "equivalent", "bonferroni",
+__all__ = ["t_cdf", "t_quantile", "TInterval", "t_interval", "equivalent", "bonferroni", "ZCheck", "z_check",
            "spearman"]
 
 
@@ -170,6 +172,34 @@ def bonferroni(alpha: float, m: int) -> float:
     if not (isinstance(alpha, numbers.Real) and 0 < alpha < 1):
         raise ValueError(f"alpha must lie in (0, 1), got {alpha!r}")
     return alpha / m
+
+
+@dataclass(frozen=True)
+class ZCheck:
+    """One family of z statistics, (simulated - predicted) / standard error, against the
+    Bonferroni critical value at family-wise level ``alpha``: ``max_abs`` the largest |z|,
+    ``z_crit`` = Phi^{-1}(1 - alpha / (2 n)) over its ``n`` statistics. ``passed``: no |z|
+    exceeds it (if every prediction is right, this fails with probability at most alpha,
+    whatever the dependence between the statistics)."""
+    max_abs: float
+    z_crit: float
+    n: int
+    alpha: float
+
+    @property
+    def passed(self) -> bool:
+        return self.max_abs <= self.z_crit
+
+
+def z_check(z, alpha: float = 0.01) -> ZCheck:
+    """:class:`ZCheck` of ``z``: an array of z statistics, or a list of arrays (one family)."""
+    from .gaussian import bonferroni_z_crit
+    parts = [np.asarray(v, dtype=float).ravel() for v in (z if isinstance(z, (list, tuple)) else [z])]
+    zs = np.concatenate(parts) if parts else np.array([])
+    if zs.size == 0 or not np.all(np.isfinite(zs)):
+        raise ValueError(f"z must hold at least one finite z statistic, got {zs.size} values"
+                         + ("" if zs.size == 0 else " with non-finite ones"))
+    return ZCheck(float(np.max(np.abs(zs))), bonferroni_z_crit(int(zs.size), alpha), int(zs.size), float(alpha))
 
 
 def _ranks(x: np.ndarray) -> np.ndarray:

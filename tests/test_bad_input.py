@@ -20,7 +20,7 @@ import torch
 import tempfile
 
 from resdecay_lib import (baselines, data, device, evaluation, fit, gaussian, ledger, models, plots,
-                          pretrained, probe, results, runs, stats, sweep, theory)
+                          pretrained, probe, quantise, results, runs, stats, sweep, theory)
 from resdecay_lib.__main__ import main
 from resdecay_lib.runs import RunPlan
 from resdecay_lib.train import TrainConfig
@@ -400,14 +400,14 @@ CASES += [
      "tokenizer", [None, 3, "abc"]),
     ("sample_inputs/exclude_first", pretrained.sample_inputs,
      {"tokenizer": _Words(), "text": TEXT, "n_seq": 2, "n_tokens": 5}, "exclude_first", [1, "yes", None]),
-    ("q4_1_roundtrip/weight", pretrained.q4_1_roundtrip, {}, "weight",
+    ("q4_1_roundtrip/weight", quantise.q4_1_roundtrip, {}, "weight",
      [torch.ones(32), torch.full((2, 32), NAN), torch.zeros(0, 32), torch.ones(2, 32).long(), None, "abc"]),
-    ("q4_1_roundtrip/block", pretrained.q4_1_roundtrip, {"weight": torch.ones(2, 32)}, "block",
+    ("q4_1_roundtrip/block", quantise.q4_1_roundtrip, {"weight": torch.ones(2, 32)}, "block",
      [True, 2.5, 0, 1, -1, None, "3", HUGE, 5]),
-    ("q4_1_roundtrip/offset", pretrained.q4_1_roundtrip, {"weight": torch.ones(2, 32)}, "offset",
+    ("q4_1_roundtrip/offset", quantise.q4_1_roundtrip, {"weight": torch.ones(2, 32)}, "offset",
      [True, 2.5, -1, None, "3"]),
-    ("quantize_q4_1_/model", pretrained.quantize_q4_1_, {}, "model", [None, 3, "abc"]),
-    ("quantize_q4_1_/block", pretrained.quantize_q4_1_, {"model": torch.nn.Linear(32, 2)}, "block",
+    ("quantize_q4_1_/model", quantise.quantize_q4_1_, {}, "model", [None, 3, "abc"]),
+    ("quantize_q4_1_/block", quantise.quantize_q4_1_, {"model": torch.nn.Linear(32, 2)}, "block",
      [True, 2.5, 0, 1, -1, None, "3"]),
     ("sublayer_points", pretrained.sublayer_points, {}, "block", [None, 3, "abc"]),
     ("blocks_of", pretrained.blocks_of, {}, "model", [None, 3, "abc"]),
@@ -417,7 +417,7 @@ CASES += [
 ]
 
 #: whose valid call would train, load the corpus or change global state: not called valid
-NO_VALID_CALL = {runs.run_result, data.load_corpus, device.manual_seed_all, pretrained.quantize_q4_1_}
+NO_VALID_CALL = {runs.run_result, data.load_corpus, device.manual_seed_all, quantise.quantize_q4_1_}
 
 
 def _cases():

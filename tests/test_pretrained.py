@@ -12,6 +12,7 @@ import torch
 transformers = pytest.importorskip("transformers")
 
 from resdecay_lib import pretrained as P  # noqa: E402
+from resdecay_lib import quantise as Q  # noqa: E402
 from resdecay_lib import probe  # noqa: E402
 from resdecay_lib.__main__ import main  # noqa: E402
 
@@ -163,7 +164,7 @@ def test_load_packaged_rejects_an_unknown_name():
 
 def test_q4_1_roundtrip_has_16_levels_per_block_and_half_step_error():
     w = torch.randn(8, 64, generator=torch.Generator().manual_seed(0))
-    q = P.q4_1_roundtrip(w)
+    q = Q.q4_1_roundtrip(w)
     blocks_w, blocks_q = w.reshape(8, 2, 32), q.reshape(8, 2, 32)
     step = (blocks_w.amax(-1) - blocks_w.amin(-1)) / 15
     for i in range(8):
@@ -172,18 +173,18 @@ def test_q4_1_roundtrip_has_16_levels_per_block_and_half_step_error():
     # half a step, plus float16 rounding of the scale and the minimum (relative 2^-11 each)
     tol = step[..., None] * (0.5 + 15 * 2.0 ** -11) + blocks_w.abs().amax(-1, keepdim=True) * 2.0 ** -11
     assert torch.all((blocks_q - blocks_w).abs() <= tol)
-    assert torch.allclose(P.q4_1_roundtrip(q), q, atol=1e-6)   # idempotent up to fp16 scales
+    assert torch.allclose(Q.q4_1_roundtrip(q), q, atol=1e-6)   # idempotent up to fp16 scales
 
 
 def test_q4_1_roundtrip_rejects_rows_not_a_multiple_of_the_block():
     with pytest.raises(ValueError, match="multiple of block"):
-        P.q4_1_roundtrip(torch.zeros(2, 40))
+        Q.q4_1_roundtrip(torch.zeros(2, 40))
 
 
 def test_quantize_q4_1_touches_linear_and_embedding_weights_only():
     m = tiny("llama")
     norm_before = m.model.norm.weight.clone()
-    n = P.quantize_q4_1_(m)
+    n = Q.quantize_q4_1_(m)
     assert n == 1 + 3 * 7 + 1        # embedding, 7 linears a block, head
     assert torch.equal(m.model.norm.weight, norm_before)
 
@@ -258,8 +259,8 @@ def test_minilm_loads_offline_with_six_post_ln_blocks():
 
 def test_q4_1_roundtrip_with_shifted_blocks_moves_quantised_weights_by_up_to_a_step():
     w = torch.randn(4, 64, generator=torch.Generator().manual_seed(2))
-    q = P.q4_1_roundtrip(w)
-    q2 = P.q4_1_roundtrip(q, offset=16)
+    q = Q.q4_1_roundtrip(w)
+    q2 = Q.q4_1_roundtrip(q, offset=16)
     step = (w.abs().max() * 2) / 15
     assert not torch.allclose(q2, q, atol=1e-6)
     assert float((q2 - q).abs().max()) <= float(step)
@@ -343,3 +344,17 @@ def test_measure_command_measures_qwen_offline_with_its_skip_cost(tmp_path, caps
     rows = (tmp_path / "qwen2.5-coder-0.5b_layers.csv").read_text().strip().splitlines()
     assert len(rows) == 1 + 24 and rows[0].endswith("skip_cost,skip_cost_se")
     assert (tmp_path / "qwen2.5-coder-0.5b_layers.png").stat().st_size > 0
+
+
+def test_relative_weight_change_reads_matrices_only_from_a_module_or_clones():
+    m = torch.nn.Sequential(torch.nn.Linear(32, 4), torch.nn.LayerNorm(4))
+    before = {n: p.detach().clone() for n, p in m.named_parameters() if p.dim() == 2}
+    ref = torch.nn.Sequential(torch.nn.Linear(32, 4), torch.nn.LayerNorm(4))
+    ref.load_state_dict(m.state_dict())
+    with torch.no_grad():
+        m[0].weight.mul_(1.1)          # every matrix entry moves by 10 %
+        m[1].weight.add_(5.0)          # a gain vector: not a matrix, not counted
+    assert Q.relative_weight_change(m, before) == pytest.approx(0.1)
+    assert Q.relative_weight_change(m, ref) == pytest.approx(0.1)
+    with pytest.raises(TypeError, match="reference must be"):
+        Q.relative_weight_change(m, [1, 2])

@@ -221,3 +221,15 @@ def test_choose_lr_takes_the_lowest_final_loss_and_skips_diverged(tmp_path):
         (out / f"pre_ln_L2_s0_lr{lr:g}.json").write_text(json.dumps(r))
     got = R.choose_lr(spec, tmp_path)["pre_ln"]
     assert got["lr"] == 0.004 and got["losses"][0.002] is None
+
+
+def test_z_check_is_one_bonferroni_family_over_every_statistic():
+    from resdecay_lib import gaussian
+    zc = stats.z_check([np.array([1.0, -3.2]), np.array([0.5])], alpha=0.01)
+    assert (zc.n, zc.max_abs) == (3, 3.2) and zc.z_crit == gaussian.bonferroni_z_crit(3, 0.01)
+    assert zc.passed == (3.2 <= zc.z_crit)
+    assert not stats.z_check(np.array([5.0]), alpha=0.01).passed
+    with pytest.raises(ValueError, match="finite"):
+        stats.z_check([np.array([1.0, np.nan])])
+    with pytest.raises(ValueError, match="at least one"):
+        stats.z_check([])
