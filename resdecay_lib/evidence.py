@@ -239,15 +239,16 @@ COR35_RANDOM_EXP = interval(
 COR35_RANDOM_EXP_THEORY = value(
     "ev_cor35_random_exp_theory", "06_initialisation",
     "the same fit applied to the exact curve (theory.output_change_var, embedding-counted), N = 4..48")
-#: gradient norm of the first block's parameters over the last block's at init, mean over seeds
+#: gradient norm of the first block's parameters over the last block's at init: mean over
+#: seeds and its t interval (97.5 %: Bonferroni over the two placements the card contrasts)
 GRAD_RATIO = {
-    "pre_ln": value("ev_grad_ratio_pre_ln", "06_initialisation", "first/last block gradient norm at init, Pre-LN"),
-    "post_ln": value("ev_grad_ratio_post_ln", "06_initialisation", "the same, Post-LN"),
-    "peri_ln": value("ev_grad_ratio_peri_ln", "06_initialisation", "the same, Peri-LN"),
-    "resi_dual": value("ev_grad_ratio_resi_dual", "06_initialisation", "the same, ResiDual"),
-    "ln_scaling": value("ev_grad_ratio_ln_scaling", "06_initialisation", "the same, LayerNorm-Scaling"),
-    "deepnorm": value("ev_grad_ratio_deepnorm", "06_initialisation", "the same, DeepNorm"),
-    "mix_ln": value("ev_grad_ratio_mix_ln", "06_initialisation", "the same, Mix-LN"),
+    "pre_ln": interval("ev_grad_ratio_pre_ln", "06_initialisation", "first/last block gradient norm at init, Pre-LN"),
+    "post_ln": interval("ev_grad_ratio_post_ln", "06_initialisation", "the same, Post-LN"),
+    "peri_ln": interval("ev_grad_ratio_peri_ln", "06_initialisation", "the same, Peri-LN"),
+    "resi_dual": interval("ev_grad_ratio_resi_dual", "06_initialisation", "the same, ResiDual"),
+    "ln_scaling": interval("ev_grad_ratio_ln_scaling", "06_initialisation", "the same, LayerNorm-Scaling"),
+    "deepnorm": interval("ev_grad_ratio_deepnorm", "06_initialisation", "the same, DeepNorm"),
+    "mix_ln": interval("ev_grad_ratio_mix_ln", "06_initialisation", "the same, Mix-LN"),
 }
 
 # ------------------------------------------------------------------------ Chapter 7

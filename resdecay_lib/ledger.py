@@ -567,20 +567,25 @@ def rule_fixes(ev) -> Verdict:
 
 def rule_gradients(ev) -> Verdict:
     """'Pre-LN gradients reach the early blocks undamped, and the gradient problem Post-LN
-    has does not arise' (Chapter 6: ratio of the gradient norm of the first block's
-    parameters to the last block's, at initialisation). A placement damps the gradient when
-    the first block gets less than half the last block's (ratio < 1/2); a ratio above 1 is
-    amplification, not damping. ``holds`` if Pre-LN is undamped and Post-LN damped;
-    ``holds with correction`` if Pre-LN is undamped but Post-LN is not damped either (the
-    contrast the card draws does not appear); ``does not hold`` if Pre-LN is damped."""
-    pre, post = ev[E.GRAD_RATIO["pre_ln"]], ev[E.GRAD_RATIO["post_ln"]]
-    line = f"first/last block gradient norm: Pre-LN {_g(pre)}, Post-LN {_g(post)}"
-    if pre < 0.5:
+    has does not arise' (Chapter 6: the ratio of the gradient norm of the first block's
+    parameters to the last block's, at initialisation, with its t interval over seeds,
+    97.5 % each: Bonferroni over the two placements). A placement *damps* the gradient when
+    the interval lies wholly below 1 (the first block gets significantly less than the
+    last); it is *undamped* when the interval lies wholly at or above 1. ``holds`` if Pre-LN
+    is undamped and Post-LN damped; ``holds with correction`` if Pre-LN is undamped and
+    Post-LN is not damped (the contrast the card draws does not appear); ``does not hold``
+    if Pre-LN is damped; ``open`` if Pre-LN's interval contains 1 (the data cannot tell).
+    No threshold but 1, the ratio of no damping."""
+    pre, post = E.GRAD_RATIO["pre_ln"], E.GRAD_RATIO["post_ln"]
+    line = f"first/last block gradient norm: Pre-LN {_iv(ev, pre)}, Post-LN {_iv(ev, post)}"
+    if ev[pre.hi] < 1:
         return Verdict("does not hold", "Pre-LN damps the gradient toward the first block: " + line)
-    if post < 0.5:
+    if ev[pre.lo] < 1:
+        return Verdict("open", "the data cannot tell whether Pre-LN damps the gradient: " + line)
+    if ev[post.hi] < 1:
         return Verdict("holds", line)
-    # a ratio above 2 is worth naming: the early blocks get *more* gradient, not the same
-    pre_word = "amplified toward the first block" if pre > 2 else "undamped"
+    # wholly above 1 is worth naming: the early blocks get *more* gradient, not the same
+    pre_word = "amplified toward the first block" if ev[pre.lo] > 1 else "undamped"
     return Verdict("holds with correction",
                    f"Pre-LN is {pre_word}, but Post-LN is not damped here either: " + line)
 

@@ -272,19 +272,22 @@ def test_verdict_chapter_has_a_section_per_claim_titled_as_the_ledger():
     assert sections == [(c.id, c.title) for c in CLAIMS]
 
 
-def test_gradient_verdict_follows_the_first_to_last_ratios():
-    v = lambda pre, post: BY_ID["claim-gradients-undamped"].verdict(  # noqa: E731
-        {"ev_grad_ratio_pre_ln": pre, "ev_grad_ratio_post_ln": post}).word
-    assert v(1.3, 0.1) == "holds"
-    assert v(3.0, 2.0) == "holds with correction"
-    assert v(0.2, 0.1) == "does not hold"
+def _grads(pre, post):
+    return {**_exp("ev_grad_ratio_pre_ln", *pre), **_exp("ev_grad_ratio_post_ln", *post)}
+
+
+def test_gradient_verdict_reads_the_ratios_intervals_against_1():
+    v = lambda pre, post: BY_ID["claim-gradients-undamped"].verdict(_grads(pre, post)).word  # noqa: E731
+    assert v((1.2, 1.05, 1.4), (0.3, 0.2, 0.4)) == "holds"
+    assert v((1.2, 1.05, 1.4), (0.9, 0.6, 1.2)) == "holds with correction"   # Post-LN not shown damped
+    assert v((0.5, 0.3, 0.8), (0.3, 0.2, 0.4)) == "does not hold"
+    assert v((1.1, 0.8, 1.4), (0.3, 0.2, 0.4)) == "open"                     # Pre-LN's interval holds 1
 
 
 def test_gradient_reason_names_amplification_apart_from_undamped():
-    reason = lambda pre: BY_ID["claim-gradients-undamped"].verdict(  # noqa: E731
-        {"ev_grad_ratio_pre_ln": pre, "ev_grad_ratio_post_ln": 3.0}).reason
-    assert "amplified" in reason(7.0)
-    assert "amplified" not in reason(1.2) and "undamped" in reason(1.2)
+    reason = lambda pre: BY_ID["claim-gradients-undamped"].verdict(_grads(pre, (3, 2, 4))).reason  # noqa: E731
+    assert "amplified" in reason((7.0, 5.0, 9.0))
+    assert "amplified" not in reason((1.0, 1.0, 1.4)) and "undamped" in reason((1.0, 1.0, 1.4))
 
 
 def test_output_verdict_uses_the_random_transformer_when_glued():
@@ -311,6 +314,7 @@ def test_evidence_markdown_links_only_what_the_book_has(tmp_path):
     nb["cells"][1]["source"] = "```{prf:theorem} T\n:label: thm-omega\n\nx\n```"
     (tmp_path / "chapters" / "02_theorem.ipynb").write_text(json.dumps(nb))
     assert "{prf:ref}`thm-omega` in {doc}`/chapters/02_theorem`" in ledger.evidence_markdown(claim, tmp_path)
+
 
 
 def test_output_verdict_is_an_equivalence_with_the_exact_curve_over_the_same_range():

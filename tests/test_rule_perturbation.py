@@ -112,8 +112,10 @@ PERTURBATIONS = {
         else _place(ev, E.INIT_EXP["peri_ln"], ev[E.INIT_EXP["pre_ln"]]),
         lambda ev: _nudge(ev, E.INIT_EXP["peri_ln"], [ev[E.INIT_EXP["pre_ln"].hi]])),
     "claim-gradients-undamped": (
-        lambda ev: {E.GRAD_RATIO["post_ln"]: 0.3 if ev[E.GRAD_RATIO["post_ln"]] >= 0.5 else 1.0},
-        lambda ev: {E.GRAD_RATIO["pre_ln"]: 0.9 * ev[E.GRAD_RATIO["pre_ln"]]}),
+        # Post-LN's first block damped: its interval moved below 1 (or, if it is, above)
+        lambda ev: _place(ev, E.GRAD_RATIO["post_ln"], 0.5, 0.2) if ev[E.GRAD_RATIO["post_ln"].hi] >= 1
+        else _place(ev, E.GRAD_RATIO["post_ln"], 2.0, 0.2),
+        lambda ev: _nudge(ev, E.GRAD_RATIO["pre_ln"], [1.0])),
     "claim-pretrained": (
         lambda ev: _family_at_reference(ev),
         lambda ev: _nudge(ev, E.PRETRAINED_EXP["smollm2"])),
