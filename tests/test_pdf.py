@@ -111,3 +111,17 @@ def test_math_is_rendered_in_the_pdf(pdf_text):
     """MathJax ran before printing: no raw TeX delimiters are left in the text."""
     text = " ".join(pdf_text)
     assert not [t for t in ("\\(", "\\[", "$$") if t in text]
+
+
+def test_the_pdf_is_the_paper_without_the_code(pdf_text):
+    """Code cells' sources and printed logs are in the HTML only: no import line, no glue
+    call, no assert of a chapter cell reaches the PDF (listings in the prose may)."""
+    text = " ".join(pdf_text)
+    code = [line for doc in _toc_files() if (ROOT / f"{doc}.ipynb").exists()
+            for cell in json.loads((ROOT / f"{doc}.ipynb").read_text())["cells"] if cell["cell_type"] == "code"
+            for line in "".join(cell["source"]).splitlines()
+            if line.startswith(("glue(", "assert ", "from resdecay_lib import"))]
+    assert code, "the chapters have no code cells to look for"
+    prose = " ".join(_markdown(doc) for doc in _toc_files())   # listings in the prose may show code
+    leaked = sorted({line for line in code if line[:40] in text and line[:40] not in prose})
+    assert not leaked, f"{len(leaked)} code lines are in the PDF, e.g. {leaked[:3]}"

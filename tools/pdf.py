@@ -17,7 +17,9 @@ import book  # noqa: E402
 import yaml  # noqa: E402
 
 # Print styles: the theme hides its sidebars in print; this also drops the header bar,
-# the prev/next buttons, and keeps figures and theorem boxes whole on a page.
+# the prev/next buttons, every code cell's source and printed log (the PDF is the paper; the
+# HTML keeps the code, folded where it is set-up), and keeps figures and theorem boxes whole
+# on a page.
 PRINT_CSS = """
 <style media="print">
   .bd-header, .bd-sidebar-primary, .bd-sidebar-secondary, .header-article, .prev-next-area,
@@ -25,7 +27,12 @@ PRINT_CSS = """
   .sidebar-toggle, #pst-back-to-top { display: none !important; }
   .bd-main .bd-content .bd-article-container { max-width: 100% !important; }
   figure, .proof, .admonition, table { break-inside: avoid; }
-  /* paper cannot scroll: wrap long code lines instead of cutting them off */
+  /* the PDF reads as a paper: code and its printed logs are in the HTML only; theorems,
+     prose, figures, tables and displayed results stay */
+  .cell_input, details.above-input, details.below-input, .cell_output .output.stream,
+  .cell_output .output.stderr { display: none !important; }
+  .cell:not(:has(.cell_output img, .cell_output table, .cell_output .text_html)) { display: none !important; }
+  /* what code remains (listings in the prose) wraps instead of being cut off at the edge */
   pre { white-space: pre-wrap !important; overflow-wrap: anywhere; }
   /* singlehtml nests every later document inside the root's section: one chapter a page */
   section.mathjax_ignore section.mathjax_ignore { break-before: page; }
