@@ -236,11 +236,6 @@ def _iv(ev, e: Evidence) -> str:
     return f"{_g(v)} [{_g(lo)}, {_g(hi)}]"
 
 
-def _inside(x, ev, e: Evidence) -> bool:
-    _, lo, hi = _interval(ev, e)
-    return lo <= x <= hi
-
-
 #: margin of "agrees with the theorem" for an exponent of omega_k^2: within 0.1 of the
 #: range- and convention-matched reference. The exponent's scale is the theorem's -1, so 0.1
 #: is a tenth of it; it is also about the spread of the exact curve's fitted exponent when the

@@ -30,8 +30,9 @@ def relative_weight_change(model: nn.Module, reference) -> float:
     num = den = 0.0
     for name, w in model.named_parameters():
         if w.dim() == 2 and name in ref:
-            num += float((w - ref[name]).double().pow(2).sum())
-            den += float(ref[name].double().pow(2).sum())
+            w, r = w.detach(), ref[name].detach()
+            num += float((w - r).double().pow(2).sum())   # the difference in the weights' dtype
+            den += float(r.double().pow(2).sum())
     if den == 0:
         raise ValueError("reference has no non-zero weight matrix in common with model")
     return (num / den) ** 0.5

@@ -681,7 +681,7 @@ def output_change_sq_finite_d(N: int, d: int, embedding_counted: bool = False) -
 # Chapter 5: beyond independence (heteroscedastic and correlated block outputs).
 # ======================================================================================
 
-__all__ += ["derive_change_sq_rc", "change_sq_rc", "change_sq_rc_series", "finite_d_terms",
+__all__ += ["geometric_change", "derive_change_sq_rc", "change_sq_rc", "change_sq_rc_series", "finite_d_terms",
             "change_sq_finite_d", "derive_omega_sq_hetero", "omega_sq_hetero",
             "rc_hetero", "derive_power_law_limit", "derive_geometric_limit",
             "feedback_fixed_point", "feedback_recursion"]
@@ -919,6 +919,19 @@ def derive_geometric_limit() -> tuple[sp.Expr, sp.Symbol]:
 
     ratio_lim = sp.limit(S(k) / S(k + 1), k, sp.oo)
     return (2 * (1 - sp.sqrt(ratio_lim))).subs(p, q - 1), q
+
+
+@functools.lru_cache(maxsize=1)
+def _geometric_limit_fn():
+    limit, q = derive_geometric_limit()
+    return sp.lambdify(q, limit, "math")
+
+
+def geometric_change(g: float) -> float:
+    """The limiting change w^2 of a stream whose norm grows by the factor ``g`` > 1 per block
+    (block variances q^j with q = g^2, :func:`derive_geometric_limit`): 2(1 - 1/g)."""
+    g = check_real("g", g, 1, lo_open=True, hi_open=True)
+    return float(_geometric_limit_fn()(g ** 2))
 
 
 def feedback_fixed_point(a, b):

@@ -100,7 +100,7 @@ def test_sublayer_stream_interleaves_the_attention_step():
     b = model.blocks[0]
     with torch.no_grad():
         torch.testing.assert_close(sub.after_attention[0], blk[0] + b.attn(b.ln_1(blk[0])))
-    with pytest.raises(ValueError, match="2L\+1"):
+    with pytest.raises(ValueError, match=r"2L\+1"):
         type(sub)(blk[:2])
 
 

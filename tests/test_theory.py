@@ -128,3 +128,11 @@ def test_eps_bias_bound_value_and_input_checks():
         eps_bias_bound(2, 16, eps=-1.0)
     with pytest.raises(ValueError, match="sigma must be"):
         eps_bias_bound(2, 16, sigma=0.0)
+
+
+def test_geometric_change_is_the_derived_limit_at_q_equal_g_squared():
+    from resdecay_lib import theory
+    for g in (1.05, 1.3, 2.0):
+        assert theory.geometric_change(g) == pytest.approx(2 * (1 - 1 / g), rel=1e-12)
+    with pytest.raises(ValueError, match=r"g must be .* in \(1, inf\)"):
+        theory.geometric_change(1.0)
