@@ -47,7 +47,7 @@ from ._checks import check_int, check_real
 from .fit import loglog_slope
 from .sweep import load_sweep, result_path, run_id, sweep_runs
 
-__all__ = ["OUTLIER_Z", "DRIFT_MARGIN", "EQUIV_MARGIN", "PART", "Sweep", "choose_lr",
+__all__ = ["OUTLIER_Z", "DRIFT_MARGIN", "EQUIV_MARGIN", "PART", "Sweep", "choose_lr", "choose_lr_two_stage",
            "flag_runs", "final_loss", "at_step", "omega_per_sequence", "gram", "rho",
            "convention", "reference_exponent", "curve_exponent", "seed_exponents",
            "curvature", "rc_from_gram", "predictions", "prediction_log_errors", "departure",
@@ -242,6 +242,29 @@ def choose_lr(pilot_spec, root=".") -> dict:
         if not cands:
             raise ValueError(f"the pilot has no finished, non-diverged run of {a}")
         out[a] = {"lr": min(cands, key=cands.get), "losses": dict(sorted(losses.items()))}
+    return out
+
+
+def choose_lr_two_stage(short_pilot, long_pilot, root=".") -> dict:
+    """The sweep's rates from two pilots: a short one over every placement, and a second one,
+    at the sweep's own budget, for the placements whose short-pilot choice is the top rate of
+    its grid (nothing above it brackets the choice, and a short pilot favours fast early
+    progress).
+
+    The rule, stated when configs/train_long_pilot_peri.toml was made (after the 0.096 Peri-LN
+    run of the long sweep had plateaued): such a placement takes the long pilot's choice when
+    the long pilot covers it; every other placement keeps the short pilot's. Returns
+    ``{arch: {"lr", "losses", "stage": "short" | "long", "short": the short pilot's entry}}``.
+    """
+    short = choose_lr(short_pilot, root)
+    long_ = choose_lr(long_pilot, root)
+    out = {}
+    for a, c in short.items():
+        at_top = c["lr"] == max(c["losses"])
+        if at_top and a in long_:
+            out[a] = {**long_[a], "stage": "long", "short": c}
+        else:
+            out[a] = {**c, "stage": "short", "short": c}
     return out
 
 

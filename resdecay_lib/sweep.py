@@ -19,7 +19,7 @@ checkpoint in ``$RESDECAY_CACHE/checkpoints/``.
 
 Command line::
 
-    python -m resdecay_lib sweep configs/train_sweep.toml [--root DIR]
+    python -m resdecay_lib sweep configs/train_long.toml [--root DIR]
         [--executor local|dask|slurm] [--workers N] [--scheduler ADDRESS]
 
 The engines (a local process pool, a Dask cluster, SLURM through submitit) are
@@ -457,7 +457,7 @@ def _cmd_sweep(args) -> int:
 def register_cli(sub) -> None:
     """Add ``sweep`` to the ``python -m resdecay_lib`` parser."""
     q = sub.add_parser("sweep", help="run a grid of training runs from a TOML file (resumable)")
-    q.add_argument("config", help="sweep TOML file, e.g. configs/train_sweep.toml")
+    q.add_argument("config", help="sweep TOML file, e.g. configs/train_long.toml")
     q.add_argument("--root", default=".", help="folder the sweep's 'out' is relative to")
     q.add_argument("--executor", default=None, metavar="{local,dask,slurm}",
                    help="where the runs execute: local processes (default), a Dask cluster, "

@@ -47,8 +47,9 @@ __all__ = ["TrainConfig", "NonFiniteLoss", "CheckpointUnreadable", "TrainState",
 
 @dataclass(frozen=True)
 class TrainConfig:
-    """One training run. Defaults: the book's stored sweep (configs/train_sweep.toml), but
-    ``threads``: the library's default; the sweep runs two one-thread processes side by side."""
+    """One training run. Defaults: the book's model (width, heads, context, batch) with a short
+    150-step schedule; the stored sweep (configs/train_long.toml) sets every field it uses, and
+    runs two one-thread processes side by side."""
     arch: str = "pre_ln"          # a key of models.ARCHS
     n_layer: int = 6
     d_model: int = 64

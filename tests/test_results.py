@@ -223,6 +223,39 @@ def test_choose_lr_takes_the_lowest_final_loss_and_skips_diverged(tmp_path):
     assert got["lr"] == 0.004 and got["losses"][0.002] is None
 
 
+def _pilot(tmp_path, folder, archs_losses, steps):
+    out = tmp_path / folder
+    out.mkdir()
+    archs = sorted(archs_losses)
+    lrs = sorted({lr for v in archs_losses.values() for lr in v})
+    for a, losses in archs_losses.items():
+        for lr, loss in losses.items():
+            r = {"status": "ok", "config": {"lr": lr}, "convergence": {"diverged": False},
+                 "final": {"val_loss": {"mean": loss}}}
+            (out / f"{a}_L2_s0_lr{lr:g}.json").write_text(json.dumps(r))
+    return {"out": folder, "archs": archs, "depths": [2], "seeds": [0], "lrs": lrs,
+            "base": {"d_model": 16, "n_head": 2, "block_size": 16, "steps": steps, "warmup": 1}}
+
+
+def test_two_stage_rechooses_only_a_choice_at_the_top_of_the_short_grid(tmp_path):
+    short = _pilot(tmp_path, "short", {"pre_ln": {0.001: 2.0, 0.002: 1.9, 0.004: 2.1},
+                                       "peri_ln": {0.001: 2.2, 0.002: 2.1, 0.004: 2.0}}, 4)
+    # the long pilot covers both, but only Peri-LN's short choice sits at the grid's top
+    long_ = _pilot(tmp_path, "long", {"pre_ln": {0.001: 1.0, 0.002: 1.2},
+                                      "peri_ln": {0.001: 1.1, 0.002: 1.3}}, 8)
+    got = R.choose_lr_two_stage(short, long_, tmp_path)
+    assert (got["pre_ln"]["lr"], got["pre_ln"]["stage"]) == (0.002, "short")
+    assert (got["peri_ln"]["lr"], got["peri_ln"]["stage"]) == (0.001, "long")
+    assert got["peri_ln"]["short"]["lr"] == 0.004
+
+
+def test_two_stage_keeps_a_top_choice_the_long_pilot_does_not_cover(tmp_path):
+    short = _pilot(tmp_path, "short", {"peri_ln": {0.001: 2.2, 0.004: 2.0}}, 4)
+    long_ = _pilot(tmp_path, "long", {"pre_ln": {0.001: 1.0}}, 8)
+    got = R.choose_lr_two_stage(short, long_, tmp_path)["peri_ln"]
+    assert (got["lr"], got["stage"]) == (0.004, "short")
+
+
 def test_z_check_is_one_bonferroni_family_over_every_statistic():
     from resdecay_lib import gaussian
     zc = stats.z_check([np.array([1.0, -3.2]), np.array([0.5])], alpha=0.01)

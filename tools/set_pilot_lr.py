@@ -1,6 +1,8 @@
 """Write the pilot's chosen learning rates into a sweep file's [arch.<name>] tables.
 
-Usage: python tools/set_pilot_lr.py PILOT.toml SWEEP.toml [--root DIR]
+Usage: python tools/set_pilot_lr.py PILOT.toml SWEEP.toml [--long LONG_PILOT.toml] [--root DIR]
+With --long, a placement whose choice is the short pilot's top rate takes the long pilot's
+choice instead (resdecay_lib.results.choose_lr_two_stage).
 Leaves the file alone when every placement already has an lr (so a rerun cannot change a
 sweep whose runs exist); Chapter 7 checks the tables against the pilot.
 """
@@ -8,15 +10,16 @@ import argparse
 import re
 import sys
 
-from resdecay_lib.results import choose_lr
+from resdecay_lib.results import choose_lr, choose_lr_two_stage
 from resdecay_lib.sweep import load_sweep
 
 ap = argparse.ArgumentParser()
 ap.add_argument("pilot")
 ap.add_argument("sweep")
+ap.add_argument("--long", default=None, help="horizon-matched pilot for top-of-grid choices")
 ap.add_argument("--root", default=".")
 a = ap.parse_args()
-chosen = choose_lr(a.pilot, a.root)
+chosen = choose_lr_two_stage(a.pilot, a.long, a.root) if a.long else choose_lr(a.pilot, a.root)
 spec = load_sweep(a.sweep)
 have = spec.get("arch", {})
 if all("lr" in have.get(x, {}) for x in spec["archs"]):
