@@ -185,7 +185,8 @@ def removal_costs(pre, inputs: dict, mask, sets, batch_size: int = 8,
     the text tokens whose loss is counted as targets). Blocks before the first removed one
     replay their recorded output (see the module docstring).
     """
-    from .pretrained import Pretrained, _batches, _progress
+    from .pretrained import Pretrained
+    from .probe import batches as _batches, progress_bar as _progress
     if not isinstance(pre, Pretrained):
         raise TypeError(f"pre must be a Pretrained (pretrained.load(...)), got {type(pre).__name__}")
     sets = _check_sets(sets, pre.n_layer)

@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 import numbers
 
-__all__ = ["Evidence", "KINDS", "DECLARED", "declared", "glue",
+__all__ = ["Evidence", "KINDS", "DECLARED", "declared", "glue", "glue_display",
            "INIT_EXP", "GRAD_RATIO", "VAL_LOSS_GAP", "PRETRAINED_EXP", "PRETRAINED_REF",
            "PRETRAINED_DRIFT", "FITRANGE_SHIFT", "SKIP_TREND", "SKIP_BLOCK1", "METRIC_RHO_CHANGE",
            "METRIC_DIFF", "NORM_GROWTH"]
@@ -154,6 +154,23 @@ def glue(name: str, value, lo=None, hi=None, se=None, *, digits: int | None = No
             raise ValueError(f"{ev.name}: its interval [{a}, {b}] does not contain its value {v}")
     for suffix in KINDS[ev.kind]:
         _glue(ev.name + suffix, parts[suffix], display=display)
+
+
+def glue_display(name: str, value, lo, hi, *, digits: int = 4) -> None:
+    """Glue a number the prose shows but no ledger rule reads, with its interval: ``name``,
+    ``name_lo``, ``name_hi``, each rounded to ``digits`` decimals (myst-nb ``glue``,
+    ``display=False``).
+
+    Display names may be built at run time (one per model or text); evidence names may not,
+    so ``name`` must not start with ``ev_`` (those go through :func:`glue`, declared).
+    """
+    from myst_nb import glue as _glue
+    if not isinstance(name, str) or not name or name.startswith("ev_"):
+        raise ValueError(f"name must be a display name, not an evidence name (ev_...: glue it with "
+                         f"evidence.glue, declared), got {name!r}")
+    parts = {"": _number(name, value), "_lo": _number(name + "_lo", lo), "_hi": _number(name + "_hi", hi)}
+    for suffix, v in parts.items():
+        _glue(name + suffix, round(v, digits) if math.isfinite(v) else v, display=False)
 
 
 # ------------------------------------------------------------------------ Chapter 1

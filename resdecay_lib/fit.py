@@ -8,7 +8,10 @@ Interval: nonparametric percentile bootstrap over samples. Each replicate resamp
 rows of the [S, K] sample matrix with replacement (or, with ``groups`` given, first the
 groups -- e.g. seeds -- with replacement, then the rows within each drawn group), averages,
 and refits; the interval is the (alpha/2, 1 - alpha/2) percentile of the refitted
-exponents. The bootstrap generator is seeded (``seed=0`` by default), so a fit is
+exponents. A replicate whose mean curve is not positive somewhere has no logarithm and is
+dropped; ``n_dropped`` counts them (the interval is over the others).
+:meth:`PowerLawFit.interval` reads the same replicates at another level, so a corrected
+interval needs no second bootstrap. The bootstrap generator is seeded (``seed=0`` by default), so a fit is
 reproducible. Resampling whole rows keeps the correlation across k inside a sequence.
 
 This module knows nothing of torch.
@@ -16,7 +19,7 @@ This module knows nothing of torch.
 from __future__ import annotations
 
 import numbers
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -29,7 +32,8 @@ class PowerLawFit:
 
     ``lo``, ``hi``: percentile bootstrap interval of the exponent at ``level`` (NaN when
     fitted to a single curve, which has nothing to resample). ``boot_se``: standard
-    deviation of the bootstrap exponents.
+    deviation of the bootstrap exponents. ``n_dropped``: replicates dropped (a non-positive
+    mean curve); ``slopes``: the kept replicates' exponents, for :meth:`interval`.
     """
     exponent: float
     prefactor: float
@@ -43,6 +47,23 @@ class PowerLawFit:
     n_groups: int
     n_boot: int
     level: float
+    n_dropped: int = 0
+    slopes: np.ndarray | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def estimate(self) -> float:
+        """The fitted exponent (the protocol of stats.Claim)."""
+        return self.exponent
+
+    def interval(self, level: float) -> tuple[float, float]:
+        """The percentile interval of the exponent at ``level`` from the same replicates."""
+        if isinstance(level, bool) or not isinstance(level, numbers.Real) or not 0 < level < 1:
+            raise ValueError(f"level must lie in (0, 1), got {level!r}")
+        if self.slopes is None or self.slopes.size < 2:
+            raise ValueError("this fit has no bootstrap replicates (one curve, or one sample)")
+        a = (1 - level) / 2
+        lo, hi = np.quantile(self.slopes, [a, 1 - a])
+        return float(lo), float(hi)
 
 
 def loglog_slope(k, y) -> tuple[float, float]:
@@ -157,6 +178,7 @@ def power_law(k, y, k_min=None, k_max=None, groups=None, n_boot: int = 1000,
     S = ys.shape[0]
     n_groups = 1
     lo = hi = se = float("nan")
+    slopes, n_dropped = None, 0
     if resample and S >= 2:
         rng = np.random.default_rng(seed)
         lk = np.log(ks)
@@ -176,6 +198,7 @@ def power_law(k, y, k_min=None, k_max=None, groups=None, n_boot: int = 1000,
                         for m in (members[i] for i in rng.integers(0, n_groups, n_groups))]
                 means[b] = ys[np.concatenate(rows)].mean(0)
         ok = np.all(means > 0, axis=1)  # a replicate with a non-positive mean has no log
+        n_dropped = int((~ok).sum())
         slopes = _slopes(lk, np.log(means[ok]))
         a = (1 - level) / 2
         lo, hi = (float(v) for v in np.quantile(slopes, [a, 1 - a]))
@@ -183,4 +206,4 @@ def power_law(k, y, k_min=None, k_max=None, groups=None, n_boot: int = 1000,
     return PowerLawFit(exponent=slope, prefactor=float(np.exp(icpt)), lo=lo, hi=hi, boot_se=se,
                        k_min=int(ks.min()), k_max=int(ks.max()), n_points=int(sel.sum()),
                        n_samples=S, n_groups=n_groups, n_boot=int(n_boot) if resample else 0,
-                       level=float(level))
+                       level=float(level), n_dropped=n_dropped, slopes=slopes)

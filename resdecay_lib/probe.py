@@ -7,6 +7,8 @@
   (:mod:`resdecay_lib.models`): after every residual addition, a :class:`SublayerStream`
   ([2L+1, B, T, D] with named views: ``block_inputs``, ``after_attention``, ``after_mlp``),
   since the theory's k counts residual additions.
+* :func:`measure`, :func:`measure_sublayers` -- the stream of any model on a batch dict
+  (a pretrained model's ``body`` and ``blocks``), batch by batch, with its :func:`layer_change`.
 * :func:`layer_change` -- per-layer metrics of a captured stream, accumulated in float64.
 
 Hooks are global state on modules; every hook is removed in a ``finally`` so none outlives
@@ -44,11 +46,11 @@ import numpy as np
 import torch
 import torch.nn as nn
 
-from ._checks import check_real
+from ._checks import check_real, require_int
 from .gaussian import LN_EPS  # eps of LN0, one constant for the simulator and the probe
 
 __all__ = ["LN_EPS", "LayerChange", "NormChange", "rms_change", "angular_distances", "residual_stream", "SublayerStream", "sublayer_stream",
-           "layer_change", "block_grad_norms", "gram", "measure_zoo", "profile_at_init"]
+           "measure", "measure_sublayers", "batches", "progress_bar", "layer_change", "block_grad_norms", "gram", "measure_zoo", "profile_at_init"]
 
 
 
@@ -257,6 +259,70 @@ def sublayer_stream(model: nn.Module, inputs) -> SublayerStream:
     blocks = list(model.blocks)
     entries = [m for b in blocks for m in (b, b.resid_mid)]
     return SublayerStream(residual_stream(model, inputs, entries, exit_module=blocks[-1]))
+
+
+def _check_inputs(inputs, batch_size):
+    if not isinstance(inputs, dict) or not isinstance(inputs.get("input_ids"), torch.Tensor) \
+            or inputs["input_ids"].dim() != 2 or inputs["input_ids"].numel() == 0:
+        raise ValueError("inputs must be a dict with a non-empty [B, T] input_ids tensor "
+                         "(e.g. pretrained.sample_inputs' first value)")
+    require_int("batch_size", batch_size, 1, 100_000)
+
+
+def batches(inputs: dict, batch_size: int):
+    """The dict ``inputs`` of [B, ...] tensors in slices of ``batch_size`` sequences."""
+    n = inputs["input_ids"].shape[0]
+    for i in range(0, n, batch_size):
+        yield {k: v[i:i + batch_size] for k, v in inputs.items()}
+
+
+def progress_bar(it, total, desc, progress):
+    """``it`` with a terminal progress bar when ``progress`` (nothing in a notebook log)."""
+    from tqdm import tqdm      # the terminal bar (tqdm.auto warns inside Jupyter)
+    # disable=None: a bar on a terminal, nothing when output goes to a file or a notebook log
+    return tqdm(it, total=total, desc=desc, disable=None if progress else True, leave=False)
+
+
+def measure(model: nn.Module, inputs: dict, mask=None, blocks=None, batch_size: int = 8,
+            progress: bool = False, desc: str = "measure"):
+    """The residual stream of ``model`` on ``inputs``, batch by batch, and its :class:`LayerChange`.
+
+    ``model`` is called as ``model(**batch)`` with ``inputs`` (a dict holding a [B, T]
+    ``input_ids`` tensor and whatever else the model takes, e.g. an attention mask) sliced
+    into batches of ``batch_size`` sequences; ``blocks`` as in :func:`residual_stream` (for a
+    pretrained model: ``pre.body`` and ``pre.blocks``). Returns ``(stream, change)``: stream
+    [L+1, B, T, D] float32, change = ``layer_change(stream, mask)``.
+    """
+    if not isinstance(model, nn.Module):
+        raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
+    _check_inputs(inputs, batch_size)
+    n = inputs["input_ids"].shape[0]
+    parts = [residual_stream(model, b, blocks=blocks)
+             for b in progress_bar(batches(inputs, batch_size), -(-n // batch_size), desc, progress)]
+    stream = torch.cat(parts, dim=1)
+    return stream, layer_change(stream, mask=mask)
+
+
+def measure_sublayers(model: nn.Module, inputs: dict, mask, blocks, points, batch_size: int = 8):
+    """Like :func:`measure`, at sublayer granularity.
+
+    ``points[i]`` is the submodule whose *input* is the stream between block i's attention
+    and its MLP (for Hugging Face blocks, :func:`resdecay_lib.pretrained.sublayer_points`).
+    Returns ``(stream, change)``: a :class:`SublayerStream` (entering each block, after its
+    attention step, and leaving the last block) and the :func:`layer_change` of its 2L steps.
+    """
+    if not isinstance(model, nn.Module):
+        raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
+    _check_inputs(inputs, batch_size)
+    blocks, points = list(blocks), list(points)
+    if not blocks or len(points) != len(blocks) or not all(isinstance(m, nn.Module) for m in blocks + points):
+        raise ValueError(f"blocks and points must be equally long, non-empty lists of modules "
+                         f"(one mid-block point per block), got {len(blocks)} blocks and {len(points)} points")
+    entries = [m for b, pt in zip(blocks, points) for m in (b, pt)]
+    # the exit is the last block, not the last entry (its attention point)
+    parts = [residual_stream(model, b, entries, exit_module=blocks[-1]) for b in batches(inputs, batch_size)]
+    stream = torch.cat(parts, dim=1)
+    return SublayerStream(stream), layer_change(stream, mask=mask)
 
 
 def block_grad_norms(model: nn.Module, idx: torch.Tensor, blocks=None) -> np.ndarray:

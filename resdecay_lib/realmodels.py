@@ -63,7 +63,8 @@ def measure_model(pre, text: str, n_seq: int = 16, n_tokens: int = 128, prune: b
     """
     require_int("n_seq", n_seq, 2, 100_000)
     inputs, mask = pretrained.sample_inputs(pre.tokenizer, text, n_seq, n_tokens)
-    stream, ch = pretrained.measure(pre, inputs, mask, batch_size=batch_size, progress=progress)
+    stream, ch = probe.measure(pre.body, inputs, mask, blocks=pre.blocks, batch_size=batch_size,
+                               progress=progress, desc=pre.name)
     keep = mask.bool()
     tokens = stream[:, keep]                                    # [L+1, N, D]: text tokens only
     rec = {"model": pre.name, "n_layer": pre.n_layer, "d_model": pre.d_model,

@@ -47,7 +47,7 @@ from ._checks import check_int, check_real
 from .fit import loglog_slope
 from .sweep import load_sweep, result_path, run_id, sweep_runs
 
-__all__ = ["OUTLIER_Z", "DRIFT_MARGIN", "EQUIV_MARGIN", "PART", "Sweep", "choose_lr", "choose_lr_two_stage",
+__all__ = ["OUTLIER_Z", "DRIFT_MARGIN", "PART", "Sweep", "choose_lr", "choose_lr_two_stage",
            "flag_runs", "final_loss", "at_step", "omega_per_sequence", "gram", "rho",
            "convention", "reference_exponent", "curve_exponent", "seed_exponents",
            "curvature", "rc_from_gram", "predictions", "prediction_log_errors", "departure",
@@ -62,10 +62,6 @@ OUTLIER_Z = 3.0
 #: of the theorem's exponent, -1, either way would already be visible in every table, so
 #: twice that is the loosest margin that still calls a curve straight
 DRIFT_MARGIN = 0.2
-#: "agrees with the theorem": the exponent lies within this of the range-matched reference
-#: (TOST); 0.1 is a tenth of the theorem's exponent, about the spread of the reference
-#: itself between the two index conventions over k = 2..16 (-0.89 against -1.05)
-EQUIV_MARGIN = 0.1
 
 #: the stream each placement's blocks read: ResiDual's Post-LN stream x_a
 PART = {"resi_dual": "post_ln"}

@@ -6,7 +6,15 @@
   (seeds): mean +- t_{1 - a/2, n-1} s / sqrt(n), with a the (possibly corrected) level.
 * :func:`equivalent` -- two one-sided tests (TOST): the mean lies within ``margin`` of a
   reference when the (1 - 2a) t interval lies inside [ref - margin, ref + margin].
-* :func:`bonferroni` -- the per-test level a / m of m tests at family-wise level a.
+* :func:`within_margin`, :func:`outside_margin`, :func:`margin_verdict` -- an interval
+  against a reference and an equivalence margin: wholly inside (equivalent, the two ends being
+  the two one-sided tests), wholly outside (not equivalent), or neither (undetermined).
+* :func:`bonferroni` -- the per-test level a / m of m tests at family-wise level a;
+  :class:`Family` -- the interval levels its equivalence (TOST) and difference tests read;
+  :func:`run_family` -- a chapter's claims as one such family (:class:`Claim` in,
+  :class:`ClaimResult` out), :func:`family_markdown` -- their table.
+* :class:`Replicates` -- per-seed values with :meth:`Replicates.interval` at any level (the
+  same protocol as :class:`resdecay_lib.fit.PowerLawFit`: ``estimate`` and ``interval``).
 * :func:`z_check` -- a family of z statistics of a Monte Carlo check against its
   Bonferroni critical value (Chapters 3 to 5).
 * :func:`spearman` -- Spearman's rank correlation (ties get average ranks).
@@ -21,8 +29,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["t_cdf", "t_quantile", "TInterval", "t_interval", "equivalent", "bonferroni", "ZCheck", "z_check",
-           "spearman"]
+__all__ = ["t_cdf", "t_quantile", "TInterval", "t_interval", "equivalent", "within_margin", "outside_margin",
+           "margin_verdict", "bonferroni", "Family", "Replicates", "Claim", "ClaimResult", "run_family",
+           "family_markdown", "ZCheck", "z_check", "spearman"]
 
 
 def _betacf(a: float, b: float, x: float) -> float:
@@ -165,6 +174,34 @@ def equivalent(values, reference: float, margin: float, alpha: float = 0.05) -> 
     return (reference - margin <= iv.lo and iv.hi <= reference + margin), iv
 
 
+def within_margin(lo: float, hi: float, ref: float, margin: float) -> bool:
+    """The interval [lo, hi] lies wholly within ``margin`` of ``ref``: equivalence (TOST),
+    each end being one of the two one-sided tests at the interval's (1 - level) / 2."""
+    return ref - margin <= lo and hi <= ref + margin
+
+
+def outside_margin(lo: float, hi: float, ref: float, margin: float) -> bool:
+    """The interval [lo, hi] lies wholly outside ``margin`` of ``ref``: significantly not
+    equivalent (with ``margin`` 0: significantly different from ``ref``)."""
+    return hi < ref - margin or lo > ref + margin
+
+
+def margin_verdict(lo: float, hi: float, ref: float, margin: float) -> str:
+    """"equivalent", "not equivalent" or "undetermined" (the interval straddles a margin's end).
+
+    >>> margin_verdict(-0.98, -0.86, -0.95, 0.1), margin_verdict(-0.6, -0.5, -0.95, 0.1)
+    ('equivalent', 'not equivalent')
+    """
+    for name, v in (("lo", lo), ("hi", hi), ("ref", ref), ("margin", margin)):
+        if isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(v):
+            raise ValueError(f"{name} must be a finite number, got {v!r}")
+    if margin < 0 or lo > hi:
+        raise ValueError(f"need margin >= 0 and lo <= hi, got margin={margin}, lo={lo}, hi={hi}")
+    if within_margin(lo, hi, ref, margin):
+        return "equivalent"
+    return "not equivalent" if outside_margin(lo, hi, ref, margin) else "undetermined"
+
+
 def bonferroni(alpha: float, m: int) -> float:
     """Per-test level of ``m`` tests at family-wise level ``alpha``: alpha / m."""
     if isinstance(m, bool) or not isinstance(m, numbers.Integral) or m < 1:
@@ -172,6 +209,132 @@ def bonferroni(alpha: float, m: int) -> float:
     if not (isinstance(alpha, numbers.Real) and 0 < alpha < 1):
         raise ValueError(f"alpha must lie in (0, 1), got {alpha!r}")
     return alpha / m
+
+
+@dataclass(frozen=True)
+class Family:
+    """``m`` tests at family-wise level ``alpha``, Bonferroni-corrected: each test is at
+    ``alpha / m``. An equivalence test (TOST) at that level reads the two-sided interval at
+    ``tost_level`` = 1 - 2 alpha / m; a two-sided difference test reads ``diff_level`` =
+    1 - alpha / m.
+
+    >>> f = Family(10); f.per_test, round(f.tost_level, 6), round(f.diff_level, 6)
+    (0.005, 0.99, 0.995)
+    """
+    m: int
+    alpha: float = 0.05
+
+    def __post_init__(self):
+        bonferroni(self.alpha, self.m)          # validates both
+        if not self.alpha < 0.5:
+            raise ValueError(f"alpha must lie in (0, 0.5) for a TOST, got {self.alpha!r}")
+
+    @property
+    def per_test(self) -> float:
+        return bonferroni(self.alpha, self.m)
+
+    @property
+    def tost_level(self) -> float:
+        return 1 - 2 * self.per_test
+
+    @property
+    def diff_level(self) -> float:
+        return 1 - self.per_test
+
+
+class Replicates:
+    """Independent replicates (one value per seed): ``estimate`` their mean, ``interval(level)``
+    their two-sided t interval (:func:`t_interval`)."""
+
+    def __init__(self, values):
+        self.values = np.asarray(values, dtype=np.float64)
+        t_interval(self.values)                  # validates: 1-D, >= 3, finite
+        self.estimate = float(self.values.mean())
+
+    def interval(self, level: float) -> tuple[float, float]:
+        iv = t_interval(self.values, level)
+        return iv.lo, iv.hi
+
+
+#: what each kind of claim reads: the equivalence's TOST interval, or the difference's
+_KINDS = {"equivalent": "tost_level", "differs": "diff_level", "above": "diff_level", "below": "diff_level"}
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One claim of a chapter about an estimate ``x`` (anything with ``estimate`` and
+    ``interval(level)``: a :class:`~resdecay_lib.fit.PowerLawFit`, :class:`Replicates`).
+
+    ``kind``:
+    * ``"equivalent"`` -- within ``margin`` of the number ``ref`` (TOST);
+    * ``"differs"`` -- not equal to the number ``ref`` (two-sided);
+    * ``"above"`` / ``"below"`` -- wholly above / below ``ref``: a number (one-sided, read
+      from the two-sided interval at the difference level), or another estimate (the two
+      intervals, each at the difference level, do not overlap: conservative).
+    """
+    text: str
+    kind: str
+    x: object
+    ref: object
+    margin: float = 0.0
+
+    def __post_init__(self):
+        if self.kind not in _KINDS:
+            raise ValueError(f"kind must be one of {sorted(_KINDS)}, got {self.kind!r}")
+        if self.kind == "equivalent" and not (isinstance(self.margin, numbers.Real) and self.margin > 0):
+            raise ValueError(f"an equivalence claim needs a margin > 0, got {self.margin!r}")
+
+
+@dataclass(frozen=True)
+class ClaimResult:
+    """A claim's verdict: ``shown`` (the family's test establishes it) and ``word``
+    (equivalent / not equivalent / undetermined; shown / not shown), with the interval read."""
+    text: str
+    kind: str
+    estimate: float
+    lo: float
+    hi: float
+    ref_text: str
+    level: float
+    shown: bool
+    word: str
+
+
+def run_family(claims, alpha: float = 0.05) -> list:
+    """Every claim of ``claims`` tested as one Bonferroni family at family-wise ``alpha``."""
+    claims = list(claims)
+    fam = Family(len(claims), alpha)
+    out = []
+    for c in claims:
+        level = getattr(fam, _KINDS[c.kind])
+        lo, hi = c.x.interval(level)
+        if c.kind == "equivalent":
+            word = margin_verdict(lo, hi, float(c.ref), c.margin)
+            shown, ref_text = word == "equivalent", f"{float(c.ref):.3f} +- {c.margin:g}"
+        elif c.kind == "differs":
+            shown = outside_margin(lo, hi, float(c.ref), 0.0)
+            word, ref_text = ("shown" if shown else "not shown"), f"{float(c.ref):.3f}"
+        else:
+            if isinstance(c.ref, numbers.Real):          # above / below a number
+                rlo = rhi = float(c.ref)
+                ref_text = f"{rlo:.3f}"
+            else:                                         # above / below another estimate
+                rlo, rhi = c.ref.interval(level)
+                ref_text = f"[{rlo:.3f}, {rhi:.3f}]"
+            shown = lo > rhi if c.kind == "above" else hi < rlo
+            word = "shown" if shown else "not shown"
+        out.append(ClaimResult(c.text, c.kind, float(c.x.estimate), lo, hi, ref_text, level, shown, word))
+    return out
+
+
+def family_markdown(results) -> str:
+    """A MyST table of :func:`run_family`'s results: claim, kind, estimate and interval,
+    reference, verdict."""
+    lines = ["| claim | test | estimate [interval] | reference | verdict |", "| --- | --- | --- | --- | --- |"]
+    for r in results:
+        lines.append(f"| {r.text} | {r.kind} | {r.estimate:.3f} [{r.lo:.3f}, {r.hi:.3f}] | {r.ref_text} | "
+                     f"**{r.word}** |")
+    return "\n".join(lines)
 
 
 @dataclass(frozen=True)

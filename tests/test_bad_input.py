@@ -209,6 +209,20 @@ LOSSES = {2: [2.0, 2.1, 2.05], 4: [1.9, 1.95, 1.92], 8: [1.85, 1.9, 1.88]}
 
 MODEL = models.build(**{**BUILD, "n_layer": 2})
 X = torch.zeros(3, 4, dtype=torch.long)
+
+
+class _ByInputIds(torch.nn.Module):
+    """MODEL called as a Hugging Face model is, model(input_ids=...): what probe.measure calls."""
+
+    def __init__(self, m):
+        super().__init__()
+        self.m, self.blocks = m, m.blocks
+
+    def forward(self, input_ids):
+        return self.m(input_ids)
+
+
+HF_LIKE = _ByInputIds(MODEL)
 TOKENS = (np.arange(200) % 5).astype(np.uint8)
 WINDOWS = [X.float(), X[0], X[:0], X - 1, X + 10, "abc", None]
 VOCAB = data.CharVocab.from_text("abc")
@@ -411,9 +425,16 @@ CASES += [
      [True, 2.5, 0, 1, -1, None, "3"]),
     ("sublayer_points", pretrained.sublayer_points, {}, "block", [None, 3, "abc"]),
     ("blocks_of", pretrained.blocks_of, {}, "model", [None, 3, "abc"]),
-    ("measure/pre", pretrained.measure, {"inputs": {"input_ids": X}, "mask": None}, "pre", [None, 3, MODEL]),
-    ("measure_sublayers/pre", pretrained.measure_sublayers, {"inputs": {"input_ids": X}, "mask": None}, "pre",
-     [None, 3, MODEL]),
+    ("measure/model", probe.measure, {"inputs": {"input_ids": X}, "mask": None}, "model", [None, 3, "abc"]),
+    ("measure/inputs", probe.measure, {"model": HF_LIKE, "mask": None}, "inputs", [None, X, {"input_ids": [1]}]),
+    ("measure/batch_size", probe.measure, {"model": HF_LIKE, "inputs": {"input_ids": X}}, "batch_size",
+     [0, -1, 2.5, True, "3"]),
+    ("measure_sublayers/model", probe.measure_sublayers,
+     {"inputs": {"input_ids": X}, "mask": None, "blocks": list(MODEL.blocks), "points": list(MODEL.blocks)},
+     "model", [None, 3, "abc"]),
+    ("measure_sublayers/points", probe.measure_sublayers,
+     {"model": HF_LIKE, "inputs": {"input_ids": X}, "mask": None, "blocks": list(MODEL.blocks)},
+     "points", [[], [MODEL.blocks[0]], [None, None]]),
 ]
 
 #: whose valid call would train, load the corpus or change global state: not called valid

@@ -9,6 +9,7 @@ import math
 import pathlib
 import re
 
+import numpy as np
 import pytest
 
 from resdecay_lib import evidence as E
@@ -143,4 +144,15 @@ def test_glue_writes_every_part_rounded(glued):
 def test_glue_refuses_what_the_declaration_does_not_allow(glued, call, match):
     with pytest.raises((KeyError, ValueError, TypeError), match=match):
         call()
+    assert glued == []
+
+
+def test_glue_display_writes_a_shown_number_and_its_interval_rounded(glued):
+    E.glue_display("pt_exp_smollm2", np.float64(-0.123456), -0.2, -0.05, digits=3)
+    assert glued == [("pt_exp_smollm2", -0.123), ("pt_exp_smollm2_lo", -0.2), ("pt_exp_smollm2_hi", -0.05)]
+
+
+def test_glue_display_refuses_evidence_names_which_must_be_declared(glued):
+    with pytest.raises(ValueError, match="evidence.glue, declared"):
+        E.glue_display("ev_share_corr", 0.1, 0.0, 0.2)
     assert glued == []

@@ -82,3 +82,28 @@ def test_non_positive_curve_and_bad_k_raise():
         power_law(np.arange(0, 5), np.ones(5))
     with pytest.raises(ValueError, match="columns"):
         power_law(k, np.ones((3, 4)))
+
+
+def test_interval_at_another_level_reads_the_same_replicates():
+    k = np.arange(1, 11)
+    rng = np.random.default_rng(1)
+    y = k ** -1.0 * np.exp(0.1 * rng.standard_normal((30, 10)))
+    f95 = power_law(k, y, n_boot=2000, level=0.95, seed=3)
+    f99 = power_law(k, y, n_boot=2000, level=0.99, seed=3)
+    assert f95.interval(0.95) == (f95.lo, f95.hi)
+    assert f95.interval(0.99) == (f99.lo, f99.hi)       # same seed: same replicates
+    lo, hi = f95.interval(0.999)
+    assert lo < f99.lo and f99.hi < hi
+    with pytest.raises(ValueError, match="level"):
+        f95.interval(1.0)
+    with pytest.raises(ValueError, match="no bootstrap replicates"):
+        power_law(k, y.mean(0)).interval(0.95)
+
+
+def test_dropped_replicates_are_counted():
+    k = np.arange(1, 6)
+    y = np.tile(k ** -1.0, (6, 1))
+    y[0] = -3 * k ** -1.0        # a row that makes some resampled means negative
+    f = power_law(k, y, n_boot=500, seed=0)
+    assert 0 < f.n_dropped < 500 and f.slopes.size == 500 - f.n_dropped
+    assert power_law(k, np.abs(y), n_boot=500).n_dropped == 0

@@ -75,8 +75,8 @@ def test_sublayer_stream_interleaves_the_block_stream(kind):
     pre = P._finish(kind, m, None, "unknown", "", "")
     x = {"input_ids": ids()}
     mask = torch.ones(2, T)
-    s, _ = P.measure(pre, x, mask)
-    s2, ch2 = P.measure_sublayers(pre, x, mask)
+    s, _ = probe.measure(pre.body, x, mask, blocks=pre.blocks)
+    s2, ch2 = probe.measure_sublayers(pre.body, x, mask, pre.blocks, [P.sublayer_points(b) for b in pre.blocks])
     L = pre.n_layer
     assert s2.n_blocks == L and len(ch2.k) == 2 * L
     assert torch.equal(s2.block_inputs, s)    # entries 0, 2, ..., 2L are the block stream
@@ -86,8 +86,8 @@ def test_sublayer_stream_interleaves_the_block_stream(kind):
 def test_measure_concatenates_batches_like_one_forward():
     pre = P._finish("llama", tiny("llama"), None, "pre_ln", "", "")
     x = {"input_ids": ids(5), "attention_mask": torch.ones(5, T, dtype=torch.long)}
-    s1, ch1 = P.measure(pre, x, torch.ones(5, T), batch_size=2)
-    s5, _ = P.measure(pre, x, torch.ones(5, T), batch_size=5)
+    s1, ch1 = probe.measure(pre.body, x, torch.ones(5, T), blocks=pre.blocks, batch_size=2)
+    s5, _ = probe.measure(pre.body, x, torch.ones(5, T), blocks=pre.blocks, batch_size=5)
     assert torch.allclose(s1, s5, atol=1e-5)
     assert ch1.n_sequences == 5 and ch1.omega_sq.shape == (3,)
 
@@ -253,7 +253,7 @@ def test_minilm_loads_offline_with_six_post_ln_blocks():
     assert (pre.n_layer, pre.d_model, pre.placement) == (6, 384, "post_ln")
     assert next(pre.model.parameters()).dtype == torch.float32
     inputs, mask = P.sample_inputs(pre.tokenizer, TEXT, 2, 16)
-    s, ch = P.measure(pre, inputs, mask)
+    s, ch = probe.measure(pre.body, inputs, mask, blocks=pre.blocks)
     assert s.shape == (7, 2, 18, 384) and np.all(np.isfinite(ch.omega_sq))
 
 
@@ -329,7 +329,7 @@ def test_qwen_loads_offline_with_24_pre_rmsnorm_blocks():
     assert (pre.n_layer, pre.d_model, pre.placement) == (24, 896, "pre_ln")
     assert type(pre.model).__name__ == "Qwen2ForCausalLM"
     inputs, mask = P.sample_inputs(pre.tokenizer, TEXT, 2, 8)
-    s, ch = P.measure(pre, inputs, mask)
+    s, ch = probe.measure(pre.body, inputs, mask, blocks=pre.blocks)
     assert s.shape == (25, 2, 8, 896) and np.all(np.isfinite(ch.omega_sq))
 
 
