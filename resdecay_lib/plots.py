@@ -1,4 +1,4 @@
-"""The book's figure kinds for the training and pretrained chapters: one function per kind.
+"""The book's figure kinds, for the theory, training and pretrained chapters: one function per kind.
 
 Each function takes plain arrays and dicts (what :mod:`resdecay_lib.results` computes) and
 returns a matplotlib Figure; the chapters glue it. Nothing here computes a result.
@@ -16,7 +16,8 @@ from ._checks import check_int  # noqa: E402
 
 __all__ = ["NAMES", "K_TICKS", "log_k_axis", "close", "init_curves", "grad_profiles", "sublayer_changes", "line_panels", "exponent_through_training", "change_curves", "loss_curves",
            "ablation_profiles", "depth_curves", "correlation_maps", "rc_profiles", "skip_costs",
-           "pruning_curves", "norm_readings"]
+           "pruning_curves", "norm_readings", "theorem_simulation", "remainder_panels",
+           "scaled_simulation", "limit_curves", "simulation_vs_prediction"]
 
 def _check_panels(name: str, value) -> None:
     """A figure's data: a non-empty dict (one entry a line, a panel or a placement)."""
@@ -351,5 +352,150 @@ def norm_readings(panels: dict):
         log_k_axis(ax, L)
     axes[0][0].set_ylabel("change")
     axes[0][0].legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+# --- the theory chapters (2-5): simulations of the Gaussian model against the theory ---------
+
+
+def _check_pair(name: str, value, n: int) -> None:
+    """A tuple of ``n`` arrays (what each entry of a theory figure's dict holds)."""
+    if not isinstance(value, tuple) or len(value) != n:
+        raise TypeError(f"{name} must be a tuple of {n} arrays (see the function's docstring), got {value!r:.60}")
+
+
+def theorem_simulation(k, omega, shown: dict, rel: dict):
+    """Chapter 2: the simulated mean square change against the theorem's omega_k^2 (left) and
+    every width's relative departure from it with the finite-width predictions (right).
+
+    ``k``, ``omega``: the theorem's omega_k^2 at blocks k (seed convention); ``shown``:
+    {width: (k, mean square change, error-bar half-width)}, the widths drawn on the left;
+    ``rel``: {width: (k, simulation / omega - 1, its half-width, first-order prediction / omega
+    - 1, exact prediction / omega - 1)}, every width on the right.
+    """
+    _check_panels("shown", shown)
+    _check_panels("rel", rel)
+    for d, v in shown.items():
+        _check_pair(f"shown[{d!r}]", v, 3)
+    for d, v in rel.items():
+        _check_pair(f"rel[{d!r}]", v, 5)
+    k = np.asarray(k)
+    fig, (ax0, ax1) = plt.subplots(1, 2, figsize=(11, 4.2))
+    ax0.loglog(k, omega, color="black", lw=1.2, label=r"theorem $\omega_k^2$")
+    ax0.loglog(k, 1 / k, color="grey", lw=0.8, ls=":", label=r"$1/k$")
+    for (d, (ks, m, h)), marker in zip(shown.items(), ("o", "s", "^", "D")):
+        ax0.errorbar(ks, m, yerr=h, fmt=marker, ms=3, lw=0.8, label=f"simulation, d = {d}")
+    ax0.set_xlabel("block k (seed convention)")
+    ax0.set_ylabel("mean square change per coordinate")
+    ax0.legend(fontsize=8)
+    for i, (d, (ks, y, h, first, exact)) in enumerate(rel.items()):
+        color = f"C{i % 10}"
+        ax1.errorbar(ks, y, yerr=h, fmt="o", ms=2.5, lw=0.6, color=color, label=f"d = {d}")
+        ax1.plot(k, first, color=color, lw=1.2, ls="--")
+        ax1.plot(k, exact, color=color, lw=0.8)
+    ax1.axhline(0, color="black", lw=0.8)
+    ax1.set_xlabel("block k (seed convention)")
+    ax1.set_ylabel(r"simulation / $\omega_k^2$ - 1")
+    ax1.legend(fontsize=8, title="dashed: first order; solid: exact", title_fontsize=8)
+    for ax in (ax0, ax1):
+        log_k_axis(ax, int(k.max()), (2, 4, 8, 16, 32, 64))
+    ax0.set_yticks([0.02, 0.05, 0.1, 0.2, 0.5])
+    ax0.yaxis.set_major_formatter(matplotlib.ticker.ScalarFormatter())
+    ax0.yaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+    fig.tight_layout()
+    return fig
+
+
+def remainder_panels(k, curves: dict, remainder, levels: dict):
+    """Chapter 3: a quantity against its leading term (left, log-log) and the scaled remainder
+    against its bounds (right, log k).
+
+    ``curves``: {label: y over ``k``} (the first solid, the rest dashed); ``remainder``: the
+    scaled remainder over ``k``; ``levels``: {label: value} drawn as horizontal lines.
+    """
+    _check_panels("curves", curves)
+    if not isinstance(levels, dict):
+        raise TypeError(f"levels must be a dict {{label: value}}, got {type(levels).__name__}")
+    fig, (ax0, ax1) = plt.subplots(1, 2, figsize=(9, 3.4))
+    for i, (label, y) in enumerate(curves.items()):
+        ax0.loglog(k, y, "-" if i == 0 else "--", label=label)
+    ax0.set_xlabel("block index $k$ (seed convention)")
+    ax0.set_ylabel("mean absolute change per coordinate")
+    ax0.legend()
+    ax1.semilogx(k, remainder, label=r"$k^{3/2}(\omega_k - k^{-1/2})$")
+    for (label, v), (color, ls) in zip(levels.items(), (("C3", "--"), ("C2", ":"), ("C4", "-."))):
+        ax1.axhline(v, color=color, ls=ls, label=label)
+    ax1.set_xlabel("block index $k$ (seed convention)")
+    ax1.legend()
+    fig.tight_layout()
+    return fig
+
+
+def scaled_simulation(points: dict, line: tuple, limit: tuple, xlabel: str, ylabel: str, log_x: bool = False):
+    """Chapters 3 and 4: scaled simulated changes per width against the large-width curve and
+    its limit.
+
+    ``points``: {width: (k, y, error-bar half-width)}; ``line``: (k, y, label), the large-d
+    curve; ``limit``: (value, label), drawn dotted.
+    """
+    _check_panels("points", points)
+    _check_pair("line", line, 3)
+    _check_pair("limit", limit, 2)
+    fig, ax = plt.subplots(figsize=(6, 3.6))
+    for i, (d, (k, y, h)) in enumerate(points.items()):
+        ax.errorbar(k, y, yerr=h, fmt="o", ms=2.5, color=f"C{i % 10}",
+                    label=f"simulation, d = {d}")
+    ax.plot(line[0], line[1], "k-", label=line[2])
+    ax.axhline(limit[0], color="k", ls=":", label=limit[1])
+    if log_x:
+        ax.set_xscale("log")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def limit_curves(curves: dict, dashed: dict, ylabel: str):
+    """Chapter 5: curves against block k (log-log), each with its limit, if any, drawn dotted
+    in its colour; ``dashed`` curves in black.
+
+    ``curves``: {label: (k, y, limit or None)}; ``dashed``: {label: (k, y)}.
+    """
+    _check_panels("curves", curves)
+    if not isinstance(dashed, dict):
+        raise TypeError(f"dashed must be a dict {{label: (k, y)}}, got {type(dashed).__name__}")
+    fig, ax = plt.subplots(figsize=(6.2, 3.6))
+    for i, (label, v) in enumerate(curves.items()):
+        _check_pair(f"curves[{label!r}]", v, 3)
+        k, y, lim = v
+        ax.loglog(k, y, color=f"C{i % 10}", label=label)
+        if lim is not None:
+            ax.axhline(lim, color=f"C{i % 10}", ls=":", lw=0.8)
+    for label, (k, y) in dashed.items():
+        ax.loglog(k, y, "k--", label=label)
+    ax.set_xlabel("block index $k$ (seed convention)")
+    ax.set_ylabel(ylabel)
+    ax.legend(fontsize=7, ncol=2)
+    fig.tight_layout()
+    return fig
+
+
+def simulation_vs_prediction(series: dict, ylabel: str):
+    """Chapter 5: simulated points with error bars against a predicted line, one colour each,
+    log-log. ``series``: {label: (k, mean, error-bar half-width, prediction)}."""
+    _check_panels("series", series)
+    fig, ax = plt.subplots(figsize=(6, 3.6))
+    for i, (label, v) in enumerate(series.items()):
+        _check_pair(f"series[{label!r}]", v, 4)
+        k, m, h, pred = v
+        ax.errorbar(k, m, yerr=h, fmt="o", ms=2, color=f"C{i % 10}", label=label)
+        ax.plot(k, pred, color=f"C{i % 10}", lw=1)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("block index $k$ (seed convention)")
+    ax.set_ylabel(ylabel)
+    ax.legend(fontsize=8)
     fig.tight_layout()
     return fig
