@@ -14,7 +14,7 @@ import numpy as np  # noqa: E402
 
 from ._checks import check_int  # noqa: E402
 
-__all__ = ["NAMES", "K_TICKS", "log_k_axis", "close", "exponent_through_training", "change_curves", "loss_curves",
+__all__ = ["NAMES", "K_TICKS", "log_k_axis", "close", "init_curves", "grad_profiles", "exponent_through_training", "change_curves", "loss_curves",
            "ablation_profiles", "depth_curves", "correlation_maps", "rc_profiles", "skip_costs",
            "pruning_curves", "norm_readings"]
 
@@ -53,6 +53,47 @@ def _color(arch: str) -> str:
 def close(fig) -> None:
     """Close a figure once it is glued, so the notebook does not show it a second time."""
     plt.close(fig)
+
+
+def init_curves(blk: dict, sub: dict, theory: dict, dual=None):
+    """Chapter 6: the per-layer change at initialisation, blocks (left) and sublayers (right).
+
+    ``blk``, ``sub``: {arch: mean curve over k = 1..L (resp. 1..2L)}; ``theory``: {"blk": w_k^2
+    embedding-counted, "seed": the seed convention (NaN at k = 1), "sub": sublayer w_k^2};
+    ``dual``: ResiDual's x_d at block granularity. ResiDual's x_a is dashed: it lies on Post-LN's.
+    """
+    _check_panels("blk", blk)
+    _check_panels("sub", sub)
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4), sharey=True)
+    for ax, curves, w, title in ((axes[0], blk, theory["blk"], "block granularity"),
+                                 (axes[1], sub, theory["sub"], "sublayer granularity")):
+        k = np.arange(1, len(w) + 1)
+        for arch, y in curves.items():
+            ax.plot(k, y, color=_color(arch), lw=1.5, label=arch, ls="--" if arch == "resi_dual" else "-")
+        ax.plot(k, w, color="k", lw=2.5, alpha=0.4, label="theory $w_k^2$ (embedding-counted)")
+        if curves is blk:
+            ax.plot(k, theory["seed"], color="k", lw=1, ls=":", label="theory $w_k^2$ (seed convention)")
+            if dual is not None:
+                ax.plot(k, dual, color=_color("resi_dual"), lw=1, ls=":", label="resi_dual, dual stream $x_d$")
+        ax.set(xscale="log", yscale="log", title=title,
+               xlabel="$k$ (block)" if curves is blk else "$k$ (residual addition)")
+    axes[0].set_ylabel(r"$\|\mathrm{LN}_0(x_{k+1}) - \mathrm{LN}_0(x_k)\|^2 / d$")
+    axes[0].legend(fontsize=7, loc="lower left")
+    fig.tight_layout()
+    return fig
+
+
+def grad_profiles(grads: dict):
+    """Chapter 6: {arch: mean gradient norm of block k's parameters, k = 1..L} on log axes."""
+    _check_panels("grads", grads)
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for arch, g in grads.items():
+        ax.plot(np.arange(1, len(g) + 1), g, color=_color(arch), label=arch,
+                ls="--" if arch == "resi_dual" else "-")
+    ax.set(xscale="log", yscale="log", xlabel="block $k$", ylabel="gradient norm of block $k$'s parameters")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    return fig
 
 
 def exponent_through_training(rows: dict, title: str):

@@ -50,7 +50,8 @@ from ._checks import check_real, require_int
 from .gaussian import LN_EPS  # eps of LN0, one constant for the simulator and the probe
 
 __all__ = ["LN_EPS", "LayerChange", "NormChange", "rms_change", "angular_distances", "residual_stream", "SublayerStream", "sublayer_stream",
-           "measure", "measure_sublayers", "batches", "progress_bar", "layer_change", "block_grad_norms", "gram", "measure_zoo", "profile_at_init"]
+           "measure", "measure_sublayers", "batches", "progress_bar", "layer_change", "block_grad_norms", "gram", "measure_zoo", "profile_at_init",
+           "output_change_at_init"]
 
 
 
@@ -727,3 +728,33 @@ def profile_at_init(arch: str, seeds, tokens, n_layer: int, d_model: int, n_head
         out["grad"].append(block_grad_norms(model, idx))
     return {k: np.concatenate(v) if k in ("blk", "sub", "dual") and v else np.array(v)
             for k, v in out.items()}
+
+
+def output_change_at_init(depths, seeds, tokens, d_model: int, n_head: int, vocab_size: int,
+                          block_size: int, seed_offset: int = 100) -> np.ndarray:
+    """Corollary 3.5 at initialisation: how much adding block N changes a Pre-LN model's output.
+
+    For each N in ``depths`` and each seed, a fresh N-block Pre-LN model
+    (:func:`resdecay_lib.models.build`, seed ``seed_offset + seed``) reads ``tokens[seed]``
+    [B, T]; the change is (1/D) ||LN_f(x_{N+1}) - LN_f(x_N)||^2 per token, with LN_f the model's
+    final LayerNorm and x_N, x_{N+1} the stream entering and leaving its last block, averaged
+    over tokens per sequence (float64). Every N is a separate model, so the points are
+    independent across N. Returns [S * B, len(depths)]: sequences of all seeds stacked, seed by
+    seed.
+    """
+    from .models import build
+    depths, seeds = [int(n) for n in depths], list(seeds)
+    if not depths or any(n < 1 for n in depths):
+        raise ValueError(f"depths must be a non-empty list of positive block counts, got {depths}")
+    rows = []
+    for seed in seeds:
+        per_n = []
+        for n in depths:
+            model = build("pre_ln", n, d_model, n_head, vocab_size, block_size, seed=seed_offset + seed,
+                          device="cpu")
+            stream = residual_stream(model, tokens[seed])
+            with torch.no_grad():
+                y_prev, y = model.ln_f(stream[n - 1]).double(), model.ln_f(stream[n]).double()
+            per_n.append(((y - y_prev) ** 2).mean(-1).mean(-1).numpy())      # [B]
+        rows.append(np.stack(per_n, axis=1))                                  # [B, len(depths)]
+    return np.concatenate(rows)

@@ -52,7 +52,7 @@ __all__ = ["OUTLIER_Z", "DRIFT_MARGIN", "PART", "Sweep", "choose_lr", "choose_lr
            "convention", "reference_exponent", "curve_exponent", "seed_exponents",
            "curvature", "rc_from_gram", "predictions", "prediction_log_errors", "departure",
            "ablation", "ablation_trend", "loss_at_flops", "ladder_steps", "depth_law",
-           "DepthLadder", "depth_ladder", "paired_gap", "correlation", "error_shares",
+           "DepthLadder", "depth_ladder", "depth_law_over_seeds", "ablation_halves", "paired_gap", "correlation", "error_shares",
            "mean_abs_block_corr", "ExponentFit", "TooFewSeeds", "exponent_fit", "compare_exponents"]
 
 #: a run whose final loss lies more than this many scales from its other seeds is an outlier
@@ -607,6 +607,43 @@ def depth_law(depths, loss, alphas=np.geomspace(0.05, 5.0, 600)) -> dict:
     _, al, c, linf = best
     return {"alpha": al, "c": c, "L_inf": linf,
             "at_edge": bool(al in (float(alphas[0]), float(alphas[-1])))}
+
+
+def depth_law_over_seeds(losses: Mapping, level: float = 0.95) -> dict:
+    """:func:`depth_law` fitted to each seed's losses over the ladder, alpha summarised over
+    seeds.
+
+    ``losses``: ``{depth: [loss of seed 0, seed 1, ...]}`` (:meth:`Sweep.losses`, every depth
+    with the same seeds). Returns ``{"depths", "per_seed": [depth_law of each seed], "alpha":
+    t interval of alpha over seeds at ``level``, "n_edge": fits at the alpha grid's edge,
+    "L_inf": mean extrapolated loss}``. Needs 3 depths (three parameters) and 3 seeds.
+    """
+    if not isinstance(losses, Mapping):
+        raise TypeError(f"losses must be a dict {{depth: per-seed losses}}, got {type(losses).__name__}")
+    _check_level(level)
+    depths = sorted(losses)
+    if len(depths) < 3:
+        raise ValueError(f"losses must cover at least 3 depths (c, alpha, L_inf), got {depths}")
+    n = {len(losses[d]) for d in depths}
+    if len(n) != 1 or min(n) < 3:
+        raise TooFewSeeds(f"every depth needs the same >= 3 seeds, got {[len(losses[d]) for d in depths]}")
+    per_seed = [depth_law(depths, [losses[d][i] for d in depths]) for i in range(n.pop())]
+    return {"depths": depths, "per_seed": per_seed,
+            "alpha": stats.t_interval([f["alpha"] for f in per_seed], level),
+            "n_edge": sum(f["at_edge"] for f in per_seed),
+            "L_inf": float(np.mean([f["L_inf"] for f in per_seed]))}
+
+
+def ablation_halves(deltas) -> tuple[float, float]:
+    """From the per-seed increases of removing each block, [S, L] (rows :func:`ablation`'s
+    delta): the mean increase of block 1, and the mean increase of the later half (blocks
+    L//2 + 1..L) over that of the earlier half without block 1 (blocks 2..L//2)."""
+    d = _check_array("deltas", deltas, 2)
+    L = d.shape[1]
+    if L < 4:
+        raise ValueError(f"deltas must cover at least 4 blocks (two per half, block 1 apart), got {L}")
+    half = L // 2
+    return float(d[:, 0].mean()), float(d[:, half:].mean() / d[:, 1:half].mean())
 
 
 @dataclass(frozen=True)

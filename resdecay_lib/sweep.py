@@ -34,6 +34,7 @@ import math
 import multiprocessing
 import numbers
 import os
+import signal
 import socket
 import sys
 import threading
@@ -385,11 +386,27 @@ def run_sweep(spec_or_path, root: str | Path = ".", executor: cf.Executor | None
     return done
 
 
+def _die_with_parent(parent: int) -> None:
+    """Worker initializer: on Linux, ask the kernel to send SIGTERM to this worker when the
+    process that started it dies (prctl PR_SET_PDEATHSIG), so killing a sweep -- even with
+    SIGKILL -- takes its workers down; their runs resume from their checkpoints. A parent
+    that died while this worker was still importing cannot signal it any more: then it
+    leaves at once."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+        PR_SET_PDEATHSIG = 1
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    if os.getppid() != parent:
+        os._exit(1)
+
+
 def local_executor(workers: int) -> cf.Executor:
-    """A pool of ``workers`` fresh (spawned) processes: no torch state crosses a fork."""
+    """A pool of ``workers`` fresh (spawned) processes: no torch state crosses a fork, and
+    no worker outlives the sweep that started it (:func:`_die_with_parent`)."""
     if isinstance(workers, bool) or not isinstance(workers, numbers.Integral) or workers < 1:
         raise ValueError(f"workers must be a positive integer, got {workers!r}")
-    return cf.ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"))
+    return cf.ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
+                                  initializer=_die_with_parent, initargs=(os.getpid(),))
 
 
 # ----------------------------------------------------------------------------- command line

@@ -329,3 +329,25 @@ def test_above_a_number_is_read_from_the_difference_interval():
     res = stats.run_family([stats.Claim("gain", "above", stats.Replicates([1.9, 2.0, 2.1]), 0.0),
                             stats.Claim("no gain", "above", stats.Replicates([-1.0, 0.5, 2.0]), 0.0)])
     assert [r.shown for r in res] == [True, False] and res[0].ref_text == "0.000"
+
+
+def test_depth_law_over_seeds_recovers_each_seeds_alpha_and_summarises_it():
+    depths = [2, 4, 8, 16, 24]
+    alphas = [0.8, 1.0, 1.2]
+    losses = {d: [0.5 * d ** -a + 1.6 for a in alphas] for d in depths}
+    got = R.depth_law_over_seeds(losses)
+    assert [f["alpha"] for f in got["per_seed"]] == pytest.approx(alphas, abs=0.01)
+    assert got["alpha"].mean == pytest.approx(1.0, abs=0.01) and got["alpha"].n == 3
+    assert got["n_edge"] == 0 and got["L_inf"] == pytest.approx(1.6, abs=1e-3)
+    with pytest.raises(ValueError, match="3 depths"):
+        R.depth_law_over_seeds({2: [1, 2, 3], 4: [1, 2, 3]})
+    with pytest.raises(R.TooFewSeeds):
+        R.depth_law_over_seeds({d: [1.0, 2.0] for d in depths})
+
+
+def test_ablation_halves_leaves_block_one_out_of_the_earlier_half():
+    d = np.array([[5.0, 1.0, 1.0, 0.5, 0.5, 0.5], [7.0, 1.0, 1.0, 0.5, 0.5, 0.5]])
+    first, ratio = R.ablation_halves(d)
+    assert first == 6.0 and ratio == pytest.approx(0.5)      # blocks 4..6 over blocks 2..3
+    with pytest.raises(ValueError, match="at least 4 blocks"):
+        R.ablation_halves(d[:, :3])

@@ -129,3 +129,44 @@ def test_two_sweeps_on_one_folder_run_each_configuration_once(tmp_path, seed_cor
     trained = [line for o in out for line in o.splitlines() if ": ok," in line]
     assert len(trained) == 4, out  # 2 placements x 2 depths, each trained once in all
     assert len(list((tmp_path / "sweep").glob("*.json"))) == 4
+
+
+_POOL_SCRIPT = """
+import os, sys, time
+from resdecay_lib import sweep as S
+if __name__ == "__main__":
+    ex = S.local_executor(2)
+    pids = {ex.submit(os.getpid).result() for _ in range(8)}    # every worker started and initialised
+    open(sys.argv[1], "w").write(" ".join(map(str, sorted(pids))))
+    time.sleep(300)
+"""
+
+
+def _gone(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0] == "Z"   # dead, unreaped
+    except OSError:
+        return True
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
+def test_killing_a_sweep_takes_its_local_workers_down(tmp_path):
+    script, out = tmp_path / "pool.py", tmp_path / "pids"
+    script.write_text(_POOL_SCRIPT)
+    parent = subprocess.Popen([sys.executable, str(script), str(out)], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL,
+                              env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])})
+    try:
+        deadline = time.time() + 120
+        while not (out.exists() and out.read_text()) and time.time() < deadline:
+            time.sleep(0.2)
+        pids = [int(p) for p in out.read_text().split()]
+        assert pids and parent.pid not in pids
+        parent.send_signal(signal.SIGKILL)           # no clean-up code runs in the parent
+        parent.wait(10)
+        deadline = time.time() + 20
+        while not all(_gone(p) for p in pids) and time.time() < deadline:
+            time.sleep(0.2)
+        assert all(_gone(p) for p in pids), f"workers {[p for p in pids if not _gone(p)]} outlived the sweep"
+    finally:
+        parent.kill()

@@ -11,9 +11,13 @@ set -euo pipefail
 W=${1:-2}
 PILOT=${2:-configs/train_long_pilot.toml}
 SWEEP=${3:-configs/train_long.toml}
-LONG=${4:-configs/train_long_pilot_peri.toml}
+LONG=${4-configs/train_long_pilot_peri.toml}   # an empty 4th argument: no second pilot
 PY=${PYTHON:-.venv/bin/python}
 $PY -m resdecay_lib sweep "$PILOT" --workers "$W"
-$PY -m resdecay_lib sweep "$LONG" --workers "$W"
-$PY tools/set_pilot_lr.py "$PILOT" "$SWEEP" --long "$LONG"
+if [ -n "$LONG" ]; then
+  $PY -m resdecay_lib sweep "$LONG" --workers "$W"
+  $PY tools/set_pilot_lr.py "$PILOT" "$SWEEP" --long "$LONG"
+else
+  $PY tools/set_pilot_lr.py "$PILOT" "$SWEEP"
+fi
 $PY -m resdecay_lib sweep "$SWEEP" --workers "$W"
