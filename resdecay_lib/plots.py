@@ -14,7 +14,7 @@ import numpy as np  # noqa: E402
 
 from ._checks import check_int  # noqa: E402
 
-__all__ = ["NAMES", "K_TICKS", "log_k_axis", "close", "init_curves", "grad_profiles", "exponent_through_training", "change_curves", "loss_curves",
+__all__ = ["NAMES", "K_TICKS", "log_k_axis", "close", "init_curves", "grad_profiles", "sublayer_changes", "exponent_through_training", "change_curves", "loss_curves",
            "ablation_profiles", "depth_curves", "correlation_maps", "rc_profiles", "skip_costs",
            "pruning_curves", "norm_readings"]
 
@@ -92,6 +92,21 @@ def grad_profiles(grads: dict):
                 ls="--" if arch == "resi_dual" else "-")
     ax.set(xscale="log", yscale="log", xlabel="block $k$", ylabel="gradient norm of block $k$'s parameters")
     ax.legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+def sublayer_changes(panels: dict, ticks=K_TICKS):
+    """Chapter 9: {title: (k, attention-step change, MLP-step change)}, one log-log panel each."""
+    _check_panels("panels", panels)
+    fig, axes = plt.subplots(1, len(panels), figsize=(3.5 * len(panels), 3.4), sharey=True, squeeze=False)
+    for ax, (title, (k, att, mlp)) in zip(axes[0], panels.items()):
+        ax.plot(k, att, "o-", ms=3, label="attention step")
+        ax.plot(k, mlp, "s-", ms=3, label="MLP step")
+        ax.set(xscale="log", yscale="log", xlabel="block $k$", title=title)
+        log_k_axis(ax, int(np.max(k)), ticks)
+    axes[0][0].set_ylabel("change per sublayer")
+    axes[0][0].legend(fontsize=7)
     fig.tight_layout()
     return fig
 

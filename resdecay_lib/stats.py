@@ -310,7 +310,7 @@ def run_family(claims, alpha: float = 0.05) -> list:
         lo, hi = c.x.interval(level)
         if c.kind == "equivalent":
             word = margin_verdict(lo, hi, float(c.ref), c.margin)
-            shown, ref_text = word == "equivalent", f"{float(c.ref):.3f} +- {c.margin:.3g}"
+            shown, ref_text = word == "equivalent", f"{float(c.ref):.3f} ± {c.margin:.3g}"
         elif c.kind == "differs":
             shown = outside_margin(lo, hi, float(c.ref), 0.0)
             word, ref_text = ("shown" if shown else "not shown"), f"{float(c.ref):.3f}"

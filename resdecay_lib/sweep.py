@@ -20,7 +20,9 @@ checkpoint in ``$RESDECAY_CACHE/checkpoints/``.
 Command line::
 
     python -m resdecay_lib sweep configs/train_long.toml [--root DIR]
-        [--executor local|dask|slurm] [--workers N] [--scheduler ADDRESS]
+        [--executor local|dask|slurm] [--workers N] [--scheduler ADDRESS] [--device cuda]
+
+``--device cuda`` runs the same sweep on a GPU, stored apart (:func:`on_device`).
 
 The engines (a local process pool, a Dask cluster, SLURM through submitit) are
 :mod:`resdecay_lib.engines`; the result files do not depend on which one ran them.
@@ -48,7 +50,7 @@ from .data import cache_dir
 from .runs import RunPlan, code_version, run_result
 from .train import TrainConfig
 
-__all__ = ["SPEC_KEYS", "STALE_AFTER_S", "SweepSpec", "load_sweep", "sweep_runs", "run_id", "result_path",
+__all__ = ["SPEC_KEYS", "STALE_AFTER_S", "SweepSpec", "DEVICES", "on_device", "load_sweep", "sweep_runs", "run_id", "result_path",
            "write_json_atomic", "read_result", "claim", "release", "run_one", "run_sweep",
            "local_executor", "register_cli"]
 
@@ -386,6 +388,28 @@ def run_sweep(spec_or_path, root: str | Path = ".", executor: cf.Executor | None
     return done
 
 
+#: devices a stored sweep can be moved to from the command line (``--device``)
+DEVICES = ("cpu", "cuda")
+
+
+def on_device(spec_or_path, device: str) -> SweepSpec:
+    """The same sweep on another device: every run's ``device`` set to ``device`` and the
+    results stored apart (``out`` and ``name`` get the suffix ``_<device>``), so runs of two
+    devices never share a folder or a checkpoint. Grid, seeds, steps, learning rates and
+    measurement plan are unchanged (on CUDA the results agree with the CPU's only up to float
+    tolerance, which is why they are kept apart)."""
+    if device not in DEVICES:
+        raise ValueError(f"device must be one of {', '.join(DEVICES)}, got {device!r}")
+    spec = json.loads(json.dumps(load_sweep(spec_or_path)))       # a deep, plain copy
+    spec.setdefault("base", {})["device"] = device
+    for table in spec.get("arch", {}).values():
+        if "device" in table:
+            table["device"] = device
+    spec["out"] = f"{spec['out'].rstrip('/')}_{device}"
+    spec["name"] = f"{spec.get('name') or Path(spec['out']).name}_{device}"
+    return load_sweep(spec)
+
+
 def _die_with_parent(parent: int) -> None:
     """Worker initializer: on Linux, ask the kernel to send SIGTERM to this worker when the
     process that started it dies (prctl PR_SET_PDEATHSIG), so killing a sweep -- even with
@@ -454,6 +478,13 @@ def _cmd_sweep(args) -> int:
         if root.exists() and not root.is_dir():
             raise ValueError(f"--root must be a folder (it is created if absent), got the file {args.root!r}")
         spec = load_sweep(args.config)
+        if args.device is not None:
+            spec = on_device(spec, args.device)
+            if args.device == "cuda":
+                import torch
+                if not torch.cuda.is_available():
+                    raise ValueError("--device cuda: CUDA is not available here "
+                                     "(torch.cuda.is_available() is False)")
     except ValueError as exc:
         print(f"sweep: {exc}", file=sys.stderr)
         return 2
@@ -485,6 +516,8 @@ def register_cli(sub) -> None:
     q.add_argument("--scheduler", default=None, metavar="ADDRESS",
                    help="address of a running Dask scheduler, e.g. tcp://10.0.0.5:8786 "
                         "(implies --executor dask)")
+    q.add_argument("--device", default=None, metavar="{cpu,cuda}",
+                   help="run the same sweep on this device, stored apart (out_<device>/)")
     q.add_argument("--connect-timeout", default="10", metavar="S",
                    help="seconds to wait for the Dask scheduler (default 10)")
     q.set_defaults(func=_cmd_sweep)

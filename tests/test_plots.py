@@ -25,3 +25,10 @@ def test_grad_profiles_draws_one_line_per_placement():
     plots.close(fig)
     with pytest.raises(TypeError, match="dict"):
         plots.grad_profiles([1.0])
+
+
+def test_sublayer_changes_draws_attention_and_mlp_per_model():
+    k = np.arange(1, 7)
+    fig = plots.sublayer_changes({"A": (k, 1 / k, np.ones(6)), "B": (k, 1 / k, 2 / k)})
+    assert len(fig.axes) == 2 and all(len(ax.lines) == 2 for ax in fig.axes)
+    plots.close(fig)

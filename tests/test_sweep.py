@@ -170,3 +170,26 @@ def test_killing_a_sweep_takes_its_local_workers_down(tmp_path):
         assert all(_gone(p) for p in pids), f"workers {[p for p in pids if not _gone(p)]} outlived the sweep"
     finally:
         parent.kill()
+
+
+def test_on_device_keeps_the_sweep_and_stores_it_apart():
+    spec = S.load_sweep(Path(__file__).resolve().parents[1] / "configs" / "train_long.toml")
+    gpu = S.on_device(spec, "cuda")
+    assert gpu["base"]["device"] == "cuda" and spec["base"]["device"] == "cpu"     # a copy
+    assert gpu["out"] == spec["out"] + "_cuda" and gpu["name"] == spec["name"] + "_cuda"
+    strip = lambda sp: {**sp, "base": {k: v for k, v in sp["base"].items() if k != "device"},  # noqa: E731
+                        "out": None, "name": None}
+    assert strip(gpu) == strip(spec)          # grid, seeds, steps, rates, plan unchanged
+    assert [c.lr for c in S.sweep_runs(gpu)] == [c.lr for c in S.sweep_runs(spec)]
+    with pytest.raises(ValueError, match="device must be one of"):
+        S.on_device(spec, "tpu")
+
+
+def test_device_cuda_without_cuda_is_refused_before_any_work(tmp_path, capsys, monkeypatch):
+    import torch
+    from resdecay_lib.__main__ import main
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    cfg = Path(__file__).resolve().parents[1] / "configs" / "train_long.toml"
+    assert main(["sweep", str(cfg), "--root", str(tmp_path), "--device", "cuda"]) == 2
+    assert "--device cuda: CUDA is not available" in capsys.readouterr().err
+    assert not any(tmp_path.iterdir())
