@@ -14,7 +14,7 @@ import numpy as np  # noqa: E402
 
 from ._checks import check_int  # noqa: E402
 
-__all__ = ["NAMES", "K_TICKS", "log_k_axis", "close", "init_curves", "grad_profiles", "sublayer_changes", "exponent_through_training", "change_curves", "loss_curves",
+__all__ = ["NAMES", "K_TICKS", "log_k_axis", "close", "init_curves", "grad_profiles", "sublayer_changes", "line_panels", "exponent_through_training", "change_curves", "loss_curves",
            "ablation_profiles", "depth_curves", "correlation_maps", "rc_profiles", "skip_costs",
            "pruning_curves", "norm_readings"]
 
@@ -107,6 +107,34 @@ def sublayer_changes(panels: dict, ticks=K_TICKS):
         log_k_axis(ax, int(np.max(k)), ticks)
     axes[0][0].set_ylabel("change per sublayer")
     axes[0][0].legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+def line_panels(panels: dict, ylabel: str, log_k: bool = True, ticks=K_TICKS, sharey: bool = True):
+    """Side-by-side panels of lines against block k (Chapter 9's per-model figures).
+
+    ``panels``: {title: [line, ...]}, each line a dict with ``k``, ``y`` and optionally
+    ``yerr`` (drawn as error bars), ``fmt`` (a matplotlib format string), ``label``, ``color``.
+    ``log_k``: a log k axis with plain labels at ``ticks``; y is always logarithmic.
+    """
+    _check_panels("panels", panels)
+    fig, axes = plt.subplots(1, len(panels), figsize=(3.5 * len(panels), 3.6), sharey=sharey, squeeze=False)
+    for ax, (title, lines) in zip(axes[0], panels.items()):
+        kmax = 1
+        for ln in lines:
+            k, y = np.asarray(ln["k"]), np.asarray(ln["y"], float)
+            kmax = max(kmax, int(np.max(k)))
+            style = {"label": ln.get("label"), **({"color": ln["color"]} if ln.get("color") else {})}
+            if ln.get("yerr") is not None:
+                ax.errorbar(k, y, yerr=ln["yerr"], fmt=ln.get("fmt", "o-"), ms=3, lw=1, capsize=2, **style)
+            else:
+                ax.plot(k, y, ln.get("fmt", "-"), ms=3, lw=1.5 if ":" in ln.get("fmt", "-") else 1, **style)
+        ax.set(yscale="log", xlabel="block $k$", title=title)
+        if log_k:
+            log_k_axis(ax, kmax, ticks)
+    axes[0][0].set_ylabel(ylabel)
+    axes[0][0].legend(fontsize=7, loc="lower left" if sharey else "best")
     fig.tight_layout()
     return fig
 

@@ -32,3 +32,14 @@ def test_sublayer_changes_draws_attention_and_mlp_per_model():
     fig = plots.sublayer_changes({"A": (k, 1 / k, np.ones(6)), "B": (k, 1 / k, 2 / k)})
     assert len(fig.axes) == 2 and all(len(ax.lines) == 2 for ax in fig.axes)
     plots.close(fig)
+
+
+def test_line_panels_draws_lines_and_error_bars_per_panel():
+    k = np.arange(1, 5)
+    fig = plots.line_panels({"A": [{"k": k, "y": 1 / k, "yerr": 0.1 / k, "fmt": "o-", "label": "measured"},
+                                   {"k": k, "y": 2 / k, "fmt": "k--", "label": "theory"}],
+                             "B": [{"k": k, "y": np.ones(4)}]}, "change")
+    a, b = fig.axes
+    assert len(a.lines) >= 2 and len(a.containers) == 1 and len(b.lines) == 1
+    assert a.get_yscale() == "log" and a.get_xscale() == "log"
+    plots.close(fig)
