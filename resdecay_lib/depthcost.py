@@ -186,7 +186,7 @@ def removal_costs(pre, inputs: dict, mask, sets, batch_size: int = 8,
     replay their recorded output (see the module docstring).
     """
     from .pretrained import Pretrained
-    from .probe import batches as _batches, progress_bar as _progress
+    from .probe import batches, progress_bar
     if not isinstance(pre, Pretrained):
         raise TypeError(f"pre must be a Pretrained (pretrained.load(...)), got {type(pre).__name__}")
     sets = _check_sets(sets, pre.n_layer)
@@ -199,7 +199,7 @@ def removal_costs(pre, inputs: dict, mask, sets, batch_size: int = 8,
     base, value = [], []
     n_batches = -(-ids.shape[0] // batch_size)
     with torch.no_grad():
-        for i, batch in enumerate(_progress(_batches(inputs, batch_size), n_batches,
+        for i, batch in enumerate(progress_bar(batches(inputs, batch_size), n_batches,
                                             f"{pre.name}: {len(sets)} removals", progress)):
             m = mask[i * batch_size:(i + 1) * batch_size]
             outputs, h = _record(pre, batch)

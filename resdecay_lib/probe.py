@@ -284,6 +284,19 @@ def progress_bar(it, total, desc, progress):
     return tqdm(it, total=total, desc=desc, disable=None if progress else True, leave=False)
 
 
+def _stream_in_batches(model, inputs, batch_size, progress, desc, blocks=None, exit_module=None):
+    """:func:`residual_stream` of ``model`` on ``inputs`` in batches of ``batch_size``
+    sequences, concatenated along the batch axis (what :func:`measure` and
+    :func:`measure_sublayers` share, checks included)."""
+    if not isinstance(model, nn.Module):
+        raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
+    _check_inputs(inputs, batch_size)
+    n = inputs["input_ids"].shape[0]
+    parts = [residual_stream(model, b, blocks=blocks, exit_module=exit_module)
+             for b in progress_bar(batches(inputs, batch_size), -(-n // batch_size), desc, progress)]
+    return torch.cat(parts, dim=1)
+
+
 def measure(model: nn.Module, inputs: dict, mask=None, blocks=None, batch_size: int = 8,
             progress: bool = False, desc: str = "measure"):
     """The residual stream of ``model`` on ``inputs``, batch by batch, and its :class:`LayerChange`.
@@ -294,17 +307,12 @@ def measure(model: nn.Module, inputs: dict, mask=None, blocks=None, batch_size: 
     pretrained model: ``pre.body`` and ``pre.blocks``). Returns ``(stream, change)``: stream
     [L+1, B, T, D] float32, change = ``layer_change(stream, mask)``.
     """
-    if not isinstance(model, nn.Module):
-        raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
-    _check_inputs(inputs, batch_size)
-    n = inputs["input_ids"].shape[0]
-    parts = [residual_stream(model, b, blocks=blocks)
-             for b in progress_bar(batches(inputs, batch_size), -(-n // batch_size), desc, progress)]
-    stream = torch.cat(parts, dim=1)
+    stream = _stream_in_batches(model, inputs, batch_size, progress, desc, blocks=blocks)
     return stream, layer_change(stream, mask=mask)
 
 
-def measure_sublayers(model: nn.Module, inputs: dict, mask, blocks, points, batch_size: int = 8):
+def measure_sublayers(model: nn.Module, inputs: dict, mask, blocks, points, batch_size: int = 8,
+                      progress: bool = False, desc: str = "measure"):
     """Like :func:`measure`, at sublayer granularity.
 
     ``points[i]`` is the submodule whose *input* is the stream between block i's attention
@@ -312,17 +320,14 @@ def measure_sublayers(model: nn.Module, inputs: dict, mask, blocks, points, batc
     Returns ``(stream, change)``: a :class:`SublayerStream` (entering each block, after its
     attention step, and leaving the last block) and the :func:`layer_change` of its 2L steps.
     """
-    if not isinstance(model, nn.Module):
-        raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
-    _check_inputs(inputs, batch_size)
     blocks, points = list(blocks), list(points)
     if not blocks or len(points) != len(blocks) or not all(isinstance(m, nn.Module) for m in blocks + points):
         raise ValueError(f"blocks and points must be equally long, non-empty lists of modules "
                          f"(one mid-block point per block), got {len(blocks)} blocks and {len(points)} points")
     entries = [m for b, pt in zip(blocks, points) for m in (b, pt)]
     # the exit is the last block, not the last entry (its attention point)
-    parts = [residual_stream(model, b, entries, exit_module=blocks[-1]) for b in batches(inputs, batch_size)]
-    stream = torch.cat(parts, dim=1)
+    stream = _stream_in_batches(model, inputs, batch_size, progress, desc, blocks=entries,
+                                exit_module=blocks[-1])
     return SublayerStream(stream), layer_change(stream, mask=mask)
 
 
