@@ -432,12 +432,19 @@ def rule_init_vs_training(ev) -> Verdict:
     ``does not hold`` if the trained one is equivalent too (the theory describes both), or
     the trained one is nearer its reference than the at-init one; ``holds with
     correction`` if neither is equivalent but the trained one is significantly outside and
-    farther; else ``open`` (the data cannot tell)."""
+    farther; else ``open`` (the data cannot tell). Before any of this, the runs must be
+    trained: a deep Pre-LN run (depth >= 8) that does not beat the trigram baseline makes
+    the verdict ``open``, whatever the exponents say."""
     a = 0.05 / 2
     init, trained = E.INIT_EXP_TRAINEDRUNS_PRE_LN, E.TRAINED_EXP_PRE_LN
     i_eq, i_out, itxt = _tost(ev, init, ev[E.INIT_REF_PRE_LN], a, E.EXP_T_DF)
     t_eq, t_out, ttxt = _tost(ev, trained, ev[E.TRAINED_REF_PRE_LN], a, E.EXP_T_DF)
     line = f"margin {EXP_MARGIN}; at init {itxt}; trained {ttxt}"
+    worst, tri = ev[E.PRE_LN_WORST_LOSS_DEEP], ev[E.TRIGRAM_LOSS]
+    if not worst < tri:   # a snapshot of early training says nothing about trained networks
+        return Verdict("open", f"the runs are not trained: a deep Pre-LN run ends at {_g(worst)} "
+                               f"nats/char, not below the trigram's {_g(tri)}: " + line)
+    line += f"; every deep Pre-LN run below the trigram ({_g(worst)} < {_g(tri)} nats/char)"
     di = abs(ev[init] - ev[E.INIT_REF_PRE_LN])
     dt = abs(ev[trained] - ev[E.TRAINED_REF_PRE_LN])
     if t_eq:
@@ -733,7 +740,7 @@ CLAIMS: list[Claim] = [
           "The theory describes a freshly initialised network better than a trained one.",
           (("chapters/07_training", "fig-exponent-training"), ("chapters/06_initialisation", "fig-init-curves")),
           (E.TRAINED_EXP_PRE_LN, E.TRAINED_REF_PRE_LN, E.INIT_EXP_TRAINEDRUNS_PRE_LN, E.INIT_REF_PRE_LN,
-           E.EXP_T_DF),
+           E.EXP_T_DF, E.PRE_LN_WORST_LOSS_DEEP, E.TRIGRAM_LOSS),
           rule_init_vs_training),
     Claim("claim-compensation", "Training could compensate",
           "A model could learn to compensate by scaling later blocks' outputs up.",

@@ -128,12 +128,13 @@ def _exp(name, v, lo, hi):
     return {name: v, name + "_lo": lo, name + "_hi": hi}
 
 
-def _trained(init=-0.9, init_ref=-0.9, tr=-0.9, tr_ref=-0.9, se=0.01):
+def _trained(init=-0.9, init_ref=-0.9, tr=-0.9, tr_ref=-0.9, se=0.01, worst=1.7):
     t = 4.303 * se   # the 95 % t interval the chapter glues beside the value (df 2)
     return {**_exp("ev_init_exp_trainedruns_pre_ln", init, init - t, init + t),
             "ev_init_exp_trainedruns_pre_ln_se": se, "ev_init_ref_pre_ln": init_ref,
             **_exp("ev_trained_exp_pre_ln", tr, tr - t, tr + t),
-            "ev_trained_exp_pre_ln_se": se, "ev_trained_ref_pre_ln": tr_ref, "ev_exp_t_df": 2.0}
+            "ev_trained_exp_pre_ln_se": se, "ev_trained_ref_pre_ln": tr_ref, "ev_exp_t_df": 2.0,
+            "ev_pre_ln_worst_loss_deep": worst, "ev_trigram_loss": 2.03}
 
 
 def test_init_vs_training_is_an_equivalence_test_against_the_matched_reference():
@@ -144,6 +145,14 @@ def test_init_vs_training_is_an_equivalence_test_against_the_matched_reference()
     assert v(_trained(init=-0.5, tr=-1.2, tr_ref=-1.05)) == "does not hold"   # trained nearer
     # a wide interval cannot establish equivalence or departure: the data cannot tell
     assert v(_trained(tr=-1.2, tr_ref=-1.05, se=0.2, init=-0.9)) == "open"
+
+
+def test_init_vs_training_is_open_while_a_deep_pre_ln_run_does_not_beat_the_trigram():
+    v = lambda ev: BY_ID["claim-init-not-training"].verdict(ev)  # noqa: E731
+    untrained = v(_trained(tr=-2.0, tr_ref=-1.05, worst=2.5))   # the exponents alone would say "holds"
+    assert untrained.word == "open" and "not trained" in untrained.reason
+    assert v(_trained(tr=-2.0, tr_ref=-1.05, worst=2.03)).word == "open"   # equal is not below
+    assert "below the trigram" in v(_trained(tr=-2.0, tr_ref=-1.05)).reason
 
 
 def _compensation(r=(-0.9, -1.2, -0.8), growth=(1.01, 0.99, 1.03), exp=(-1.0, -1.05, -0.95), ref=-1.0):
