@@ -274,7 +274,7 @@ BIGRAM_LOSS = value("ev_bigram_loss", "07_training", "add-alpha bigram validatio
 TRIGRAM_LOSS = value("ev_trigram_loss", "07_training", "add-alpha trigram validation loss (nats/char)")
 FOURGRAM_LOSS = value("ev_fourgram_loss", "07_training", "add-alpha 4-gram validation loss (nats/char)")
 PRE_LN_WORST_LOSS_DEEP = value(
-    "ev_pre_ln_worst_loss_deep", "07_training", "worst kept Pre-LN validation loss at depth >= 8 (nats/char)")
+    "ev_pre_ln_worst_loss_deep", "07_training", "worst Pre-LN validation loss at depth >= 8, flagged runs included (nats/char)")
 TRAINED_EXP_PRE_LN = interval(
     "ev_trained_exp_pre_ln", "07_training",
     "exponent of omega_k^2 in trained Pre-LN (t interval over seeds)", se=True)
@@ -317,8 +317,9 @@ ABLATION_LATE_PRE_LN = value(
     "ev_ablation_late_pre_ln", "08_cost", "mean loss increase over the second half of the blocks")
 DEPTH_STOPS_PAYING_PRE_LN = interval(
     "ev_depth_stops_paying_pre_ln", "08_cost",
-    "Pre-LN's best depth at a fixed number of steps and the set of depths not worse than it "
-    "(inf: the set reaches the top of the ladder)")
+    "Pre-LN's best depth at a fixed number of steps and the range of depths not worse than it "
+    "(value inf: the top beats every lower depth, depth keeps paying; hi inf: the range "
+    "reaches the top)")
 DEPTH_BEST_AT_FLOPS_PRE_LN = value(
     "ev_depth_best_at_flops_pre_ln", "08_cost", "Pre-LN's best depth at a fixed compute")
 DEPTH_ALPHA_PRE_LN = interval(

@@ -519,9 +519,11 @@ GAP_FIXES = ("peri_ln", "resi_dual", "ln_scaling")
 
 def rule_depth_cost(ev) -> Verdict:
     """'Deep blocks cannot refine the representation', at the depth where it starts to cost
-    accuracy (Chapter 8). Depth *keeps paying* when the set of depths not significantly
-    worse than Pre-LN's best reaches the top of the ladder (``_hi`` infinite): ``does not
-    hold``. Otherwise depth stops paying inside the ladder; the claim then needs the idle
+    accuracy (Chapter 8), read from ``results.DepthLadder``. Depth *keeps paying* when the top
+    of the ladder beats every lower depth (the value infinite): ``does not hold``. When the set
+    of depths not significantly worse than Pre-LN's best reaches the top but holds lower
+    depths too (``_hi`` infinite, the value finite), the ladder locates nothing: ``open``.
+    Otherwise depth stops paying inside the ladder; the claim then needs the idle
     blocks as its mechanism (the ablation trend's interval below 0): without it, ``open``
     if the trend contains 0, ``does not hold`` if it is above 0. With it: ``holds`` if a fix
     beats Pre-LN at equal depth (some gap's Bonferroni interval below 0), ``holds with
@@ -533,8 +535,11 @@ def rule_depth_cost(ev) -> Verdict:
     behind = [a for a in GAP_FIXES if ev[E.VAL_LOSS_GAP[a]] > TRAINED_GAP]
     if behind:  # such a fix trains worse at equal depth: its gap is not the placement's alone
         line += f" ({', '.join(behind)} more than {TRAINED_GAP} nats behind Pre-LN: not comparably trained)"
-    if not math.isfinite(hi) or not math.isfinite(d):
+    if math.isinf(d):
         return Verdict("does not hold", "depth keeps paying within the ladder: " + line)
+    if math.isinf(hi):
+        return Verdict("open", f"the ladder does not locate where depth stops paying (every depth from "
+                               f"{_g(lo)} up is within the noise of the best): " + line)
     _, tlo, thi = _interval(ev, E.ABLATION_TREND_PRE_LN)
     if not thi < 0:
         word = "does not hold" if tlo > 0 else "open"

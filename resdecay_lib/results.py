@@ -197,6 +197,17 @@ class Sweep:
     def complete(self, arch: str, L: int) -> bool:
         return all((arch, L, s) in self.runs for s in self.seeds)
 
+    def deepest(self, arch: str, exclude=(), min_seeds: int = 3, min_depth: int = 4):
+        """The deepest depth of ``arch`` with at least ``min_seeds`` finished runs not named
+        in ``exclude``, among depths >= ``min_depth`` (a fit over k = 2..L, or a rank trend
+        over it, needs L >= 4: three blocks); None if there is none. Flags are decided
+        before any fit, so this selects nothing on a fit's outcome."""
+        check_int("min_seeds", min_seeds, 1)
+        check_int("min_depth", min_depth, 1)
+        ok = [L for L in self.depths(arch) if L >= min_depth
+              and sum(r["status"] == "ok" for r in self.cell(arch, L, exclude)) >= min_seeds]
+        return max(ok, default=None)
+
     def losses(self, arch: str, fn, exclude=()) -> dict:
         """``{depth: [fn(run) per seed]}`` over the depths whose cell is complete, holds no
         run named in ``exclude`` and gives a finite ``fn`` for every seed (seed order, so
@@ -652,16 +663,38 @@ class DepthLadder:
 
     ``steps``: :func:`ladder_steps` at ``level``; ``best``: the depth of lowest mean loss;
     ``not_worse``: the depths whose paired difference from ``best`` (over seeds) has a t
-    interval at ``level`` reaching 0 or below (``best`` among them); ``keeps_paying``: that set
-    holds the top of the ladder, so more depth is not shown to stop paying. ``stops`` (the
-    depth at which depth stops paying) and ``hi`` are ``inf`` when it keeps paying; ``lo`` is
-    the smallest depth of the set.
+    interval at ``level`` reaching 0 or below (``best`` among them). Three readings
+    (``reading``):
+
+    * ``"stops paying"``: the top of the ladder is significantly worse than ``best``, an
+      interior depth; ``stops`` = ``best``, [``lo``, ``hi``] the range of ``not_worse``;
+    * ``"keeps paying"`` (``keeps_paying``): the top is ``best`` and every lower depth is
+      significantly worse; ``stops`` = ``hi`` = inf, ``lo`` the top;
+    * ``"not located"``: ``not_worse`` reaches the top but holds lower depths too, so the
+      ladder shows neither; ``stops`` = ``best``, ``lo`` the smallest depth of the set,
+      ``hi`` = inf (the depth where depth stops paying may lie beyond the ladder).
+
+    Failing to show that depth stops paying is not shown to keep paying: that needs the top
+    to beat every lower rung.
     """
     steps: list
     best: int
     not_worse: list
     level: float
-    keeps_paying: bool
+    top: int
+
+    @property
+    def reaches_top(self) -> bool:
+        return self.top in self.not_worse
+
+    @property
+    def keeps_paying(self) -> bool:
+        return self.not_worse == [self.top]
+
+    @property
+    def reading(self) -> str:
+        return ("keeps paying" if self.keeps_paying else "not located" if self.reaches_top
+                else "stops paying")
 
     @property
     def stops(self) -> float:
@@ -673,7 +706,7 @@ class DepthLadder:
 
     @property
     def hi(self) -> float:
-        return math.inf if self.keeps_paying else float(max(self.not_worse))
+        return math.inf if self.reaches_top else float(max(self.not_worse))
 
 
 def depth_ladder(losses: Mapping, alpha: float = 0.05) -> DepthLadder:
@@ -690,7 +723,7 @@ def depth_ladder(losses: Mapping, alpha: float = 0.05) -> DepthLadder:
     best = min(mean, key=mean.get)
     not_worse = [d for d in ds if d == best or
                  stats.t_interval(np.asarray(losses[d]) - np.asarray(losses[best]), level).lo <= 0]
-    return DepthLadder(steps, best, not_worse, level, ds[-1] in not_worse)
+    return DepthLadder(steps, best, not_worse, level, ds[-1])
 
 
 def paired_gap(sweep: Sweep, arch: str, against: str = "pre_ln", exclude=(), level: float = 0.95):

@@ -189,6 +189,8 @@ def test_idle_blocks_and_depth_cost_can_each_come_out_every_way():
     assert v("claim-depth-cost", stops) == "holds with correction"
     assert v("claim-depth-cost", {**stops, **_exp("ev_val_loss_gap_resi_dual", -0.05, -0.09, -0.01)}) == "holds"
     assert v("claim-depth-cost", {**stops, **_exp("ev_depth_stops_paying_pre_ln", math.inf, 16.0, math.inf)}) == "does not hold"
+    # best at the top, but a lower depth within the noise of it: the ladder locates nothing
+    assert v("claim-depth-cost", {**stops, **_exp("ev_depth_stops_paying_pre_ln", 24.0, 4.0, math.inf)}) == "open"
     assert v("claim-depth-cost", {**stops, **_exp("ev_ablation_trend_pre_ln", 0.0, -0.3, 0.3)}) == "open"
 
 

@@ -172,18 +172,36 @@ def test_sweep_losses_keep_only_complete_kept_finite_cells():
     assert sw.kept_by_seed("pre_ln", 8, {"pre_ln_L8_s1"}) == {0: 1.9, 2: 2.1}
 
 
+def test_sweep_deepest_is_the_deepest_depth_of_at_least_four_with_enough_kept_seeds():
+    sw = _sweep({("pre_ln", 2): [2.0, 2.1, 2.2], ("pre_ln", 4): [1.9, 2.0, 2.1], ("pre_ln", 8): [1.8, 1.9, 2.0]})
+    assert sw.deepest("pre_ln") == 8
+    assert sw.deepest("pre_ln", exclude={"pre_ln_L8_s0"}) == 4              # two kept seeds at 8
+    assert sw.deepest("pre_ln", exclude={"pre_ln_L8_s0"}, min_seeds=2) == 8
+    # depth 2 has three seeds, but k = 2..2 is one block: nothing to fit
+    assert sw.deepest("pre_ln", exclude={"pre_ln_L8_s0", "pre_ln_L4_s1"}) is None
+    assert sw.deepest("pre_ln", exclude={"pre_ln_L8_s0", "pre_ln_L4_s1"}, min_depth=2) == 2
+    with pytest.raises(ValueError, match="min_seeds"):
+        sw.deepest("pre_ln", min_seeds=0)
+
+
 def test_depth_ladder_stops_paying_only_inside_the_ladder():
     # each seed gains 0.1 from 4 to 8 and loses 0.05 from 8 to 16: 8 is best and 16 worse
     stop = R.depth_ladder({4: [2.0, 2.1, 2.2], 8: [1.9, 2.01, 2.1], 16: [1.95, 2.06, 2.16]})
-    assert (stop.best, stop.not_worse, stop.keeps_paying) == (8, [8], False)
+    assert (stop.best, stop.not_worse, stop.reading) == (8, [8], "stops paying")
     assert (stop.stops, stop.lo, stop.hi) == (8.0, 8.0, 8.0)
     assert stop.level == pytest.approx(1 - 0.05 / 2) and len(stop.steps) == 2
     # the top is best: depth keeps paying, and the reading is infinite above
     pays = R.depth_ladder({4: [2.0, 2.1, 2.2], 8: [1.9, 2.01, 2.1]})
-    assert pays.keeps_paying and math.isinf(pays.stops) and math.isinf(pays.hi) and pays.lo == 8.0
-    # a noisy top rung is not worse than the best: the set reaches the top
+    assert pays.reading == "keeps paying" and math.isinf(pays.stops) and math.isinf(pays.hi) and pays.lo == 8.0
+    # a noisy top rung is not worse than the best: the set reaches the top, and the ladder
+    # locates nothing (not shown to stop is not shown to keep paying)
     noisy = R.depth_ladder({4: [2.0, 2.1, 2.2], 8: [1.9, 2.0, 2.1], 16: [1.7, 2.3, 2.0]})
-    assert noisy.best == 8 and 16 in noisy.not_worse and noisy.keeps_paying
+    assert noisy.best == 8 and 16 in noisy.not_worse and noisy.reading == "not located"
+    assert (noisy.stops, noisy.lo, noisy.hi) == (8.0, 8.0, math.inf)
+    # the top is best but a lower rung is within the noise of it: not located either
+    flat = R.depth_ladder({4: [2.3, 2.4, 2.5], 8: [1.9, 2.0, 2.1], 16: [1.85, 2.0, 2.02]})
+    assert flat.best == 16 and flat.not_worse == [8, 16] and flat.reading == "not located"
+    assert (flat.stops, flat.lo, flat.hi) == (16.0, 8.0, math.inf)
     with pytest.raises(ValueError, match="at least 2 depths"):
         R.depth_ladder({4: [1.0, 1.0, 1.0]})
 
