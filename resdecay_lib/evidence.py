@@ -304,6 +304,22 @@ TRAINED_C_MEAN_PRE_LN = interval("ev_trained_c_mean_pre_ln", "07_training", "mea
 TRAINED_FEEDBACK_PRE_LN = value(
     "ev_trained_feedback_pre_ln", "07_training", "1 if trained Pre-LN is consistent with Chapter 5's feedback case")
 
+# ------------------------------------------------------------------------ Chapter 7b (past the front)
+#: the primary statistic of claim-front: each deep run's local slope of log omega_k^2 on log k
+#: over k in [L/2, L] (resdecay_lib.front.WINDOWS["half_end"]), placed between the two
+#: predictions of its depth (results/predictions/front.json): u = (slope - midpoint) /
+#: half-separation, so u = -1 is the front model's predicted slope and u = +1 the level model's
+FRONT_POSITION = interval(
+    "ev_front_position", "07b_front",
+    "mean over the deep Pre-LN runs (L = 48 and 96) of u = (measured slope over k in [L/2, L] - midpoint "
+    "of the two predictions) / half their separation (97.5 % t interval over runs; NaN below three runs)",
+    se=True)
+FRONT_N_RUNS = value("ev_front_n_runs", "07b_front", "deep runs behind that interval")
+FRONT_PRED_WIDTH = value(
+    "ev_front_pred_width", "07b_front",
+    "half-width, in units of u, of the front model's own 97.5 % interval over the depth-24 seeds "
+    "(the larger of the two depths)")
+
 # ------------------------------------------------------------------------ Chapter 8
 ABLATION_TREND_PRE_LN = interval(
     "ev_ablation_trend_pre_ln", "08_cost",

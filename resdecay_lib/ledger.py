@@ -706,6 +706,35 @@ def rule_metric(ev) -> Verdict:
     return Verdict("open", "the data cannot tell: " + line)
 
 
+def rule_front(ev) -> Verdict:
+    """'Whether training reduces, preserves or amplifies the decay is open', past depth 24
+    (Chapter 7b; issue 23; this rule and the predictions were committed before any deep run).
+    Two predictions from the depth-24 runs (``results/predictions/front.json``): the front
+    model (independent blocks past a measured front: the decay resumes, offset) and the level
+    model (later blocks keep writing the bulk's share of the stream: the change levels off).
+    Primary statistic: each deep run's local slope of log omega_k^2 on log k over k in
+    [L/2, L], placed between its depth's two predicted slopes, u = (slope - midpoint) / half
+    the separation (u = -1: the front's prediction, u = +1: the level's); the mean of u over
+    the deep runs (L = 48 and 96) with its t interval. One family of two tests, each at
+    0.05 / 2: (1) the side of 0; (2) whether the interval meets the front model's own
+    interval around -1 (half-width ``ev_front_pred_width``). ``holds`` (the decay resumes past
+    the front, at the front model's rate): the interval wholly below 0 and meeting
+    [-1 - w, -1 + w]; ``holds with correction`` (it resumes, at another rate): wholly below 0,
+    not meeting it; ``does not hold`` (the change levels off): wholly above 0; ``open``:
+    the interval contains 0 (or fewer than three deep runs: NaN, the data cannot tell)."""
+    _, lo, hi = _interval(ev, E.FRONT_POSITION)
+    w = ev[E.FRONT_PRED_WIDTH]
+    line = (f"position between the predictions (-1 front, +1 level) over {int(ev[E.FRONT_N_RUNS])} deep runs "
+            f"{_iv(ev, E.FRONT_POSITION)} (97.5 %); the front model's own interval -1 +/- {_g(w)}")
+    if hi < 0:
+        if lo <= -1 + w and hi >= -1 - w:
+            return Verdict("holds", "the decay resumes past the front, at the front model's rate: " + line)
+        return Verdict("holds with correction", "the decay resumes past the front, at another rate: " + line)
+    if lo > 0:
+        return Verdict("does not hold", "the change levels off past the front: " + line)
+    return Verdict("open", "the data cannot tell (the interval contains 0): " + line)
+
+
 _FAMILY_READING = tuple(x for m in PRE_LN_FAMILIES
                         for x in (E.PRETRAINED_EXP[m], E.PRETRAINED_REF[m], E.FITRANGE_SHIFT[m],
                                   E.PRETRAINED_DRIFT[m])) + (E.QUANT_SHIFT,)
@@ -797,6 +826,13 @@ CLAIMS: list[Claim] = [
           tuple(x for m in PRE_LN_FAMILIES
                 for x in (E.METRIC_RHO_CHANGE[m], *(E.METRIC_DIFF[c, m] for c in COMPETITORS))),
           rule_metric),
+    Claim("claim-front", "Past the front: does the decay resume?",
+          "Whether training reduces, preserves or amplifies the decay is open. Past a front of its first "
+          "blocks, trained Pre-LN's per-layer change resumes the theorem's decay, offset by the front "
+          r"($\omega_k^2 \approx 1/(k + k_0)$), rather than levelling off.",
+          (("chapters/07b_front", "fig-front-predictions"),),
+          (E.FRONT_POSITION, E.FRONT_N_RUNS, E.FRONT_PRED_WIDTH),
+          rule_front),
     Claim("claim-promote", "promote_when: the cheap measurement",
           "Promote the theory when the cheap, unpublished measurement -- the per-layer change of trained "
           "Pre-LN networks -- follows the predicted rate.",

@@ -978,3 +978,51 @@ def feedback_recursion(a: float, b: float, depth: int):
         out[i] = 2 * (1 - (v + a) / v_next)
         v = v_next
     return out
+
+
+__all__ += ["stream_writes_change"]
+
+
+def stream_writes_change(v0_sq: float, a, b_sq):
+    r"""Large-d change w_k^2 of a stream written by blocks x^f_k = a_k LN(x^a_k) + b_k z_k, from a start.
+
+    The feedback model of Chapter 5 with one (a_k, b_k) per block and any starting stream:
+    v_k^2 = |x^a_k|^2 / d is the per-coordinate variance of the stream block k reads
+    (``v0_sq`` for the first block given), a_k = c_k s_k is the part of the block's output
+    along the normalised stream it read (c_k = cos(x^a_k, x^f_k), s_k^2 = |x^f_k|^2 / d) and
+    b_k^2 = s_k^2 - a_k^2 the rest, independent of everything before. Then
+
+    .. math:: v_{k+1}^2 = (v_k + a_k)^2 + b_k^2,\qquad w_k^2 = 2\Big(1 - \frac{v_k + a_k}{v_{k+1}}\Big),
+
+    which is :func:`change_sq_rc` with r_k = s_k / v_k and c_k = a_k / s_k. With every
+    a_k = 0 it is :func:`omega_sq_hetero` (independent blocks of variances b_k^2 after a
+    stream of variance ``v0_sq``); with constant a, b and ``v0_sq`` = 1 it is
+    :func:`feedback_recursion`. ``a`` and ``b_sq`` are 1-D of one length (b_sq >= 0 finite,
+    a finite, a_k^2 + b_k^2 > 0, and v_k + a_k > -v_{k+1} is not needed: the formula holds
+    for any sign). Returns a numpy array of that length.
+
+    >>> import numpy as np
+    >>> bool(np.allclose(stream_writes_change(1.0, [0.0, 0.0], [1.0, 1.0]), omega_sq_hetero([1.0, 1.0, 1.0])))
+    True
+    """
+    v0 = check_real("v0_sq", v0_sq, 0.0, lo_open=True)
+    try:
+        a_arr = np.asarray(a, dtype=np.float64)
+        b_arr = np.asarray(b_sq, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise TypeError("a and b_sq must be 1-D sequences of finite real numbers") from None
+    if a_arr.ndim != 1 or a_arr.shape != b_arr.shape or a_arr.size < 1 or a_arr.size > MAX_DEPTH:
+        raise ValueError(f"a and b_sq must be 1-D of one length from 1 to {MAX_DEPTH}, got shapes "
+                         f"{a_arr.shape} and {b_arr.shape}")
+    if not (np.all(np.isfinite(a_arr)) and np.all(np.isfinite(b_arr)) and np.all(b_arr >= 0)):
+        raise ValueError("a must be finite and b_sq finite and >= 0 (b_k^2 is a variance)")
+    if np.any(a_arr ** 2 + b_arr <= 0):
+        raise ValueError("every block must write something: a_k^2 + b_k^2 > 0")
+    out = np.empty(a_arr.size)
+    v_sq = v0
+    for i, (ak, bk) in enumerate(zip(a_arr, b_arr)):
+        v = math.sqrt(v_sq)
+        v_next_sq = (v + ak) ** 2 + bk
+        out[i] = 2 * (1 - (v + ak) / math.sqrt(v_next_sq))
+        v_sq = v_next_sq
+    return out

@@ -1,0 +1,95 @@
+"""resdecay_lib.front: the models past the front, the window slopes, the shifted law."""
+import math
+
+import numpy as np
+import pytest
+
+from resdecay_lib import front, theory
+
+
+def _gram(front_var=(0.04, 25.0, 7.0, 2.0), bulk=1.3, L=24, last=5.0, align=0.0):
+    """A diagonal Gram matrix (independent summands): embedding and blocks 1..L."""
+    d = list(front_var) + [bulk] * (L - len(front_var)) + [last]
+    return np.diag(d[: L + 1])
+
+
+def test_front_model_of_independent_blocks_is_the_heteroscedastic_formula():
+    G = _gram()
+    p = front.block_profile(G)
+    k, w = front.model_curve(p, "front", 24)
+    expected = theory.omega_sq_hetero(np.diag(G))[front.FRONT_BLOCKS:]
+    assert list(k) == list(range(4, 25))
+    assert np.allclose(w, expected, rtol=1e-12)
+
+
+def test_independent_blocks_make_feedback_equal_front():
+    p = front.block_profile(_gram())
+    assert p.a == 0
+    assert np.allclose(front.model_curve(p, "feedback", 48)[1], front.model_curve(p, "front", 48)[1])
+
+
+def test_level_model_is_flat_in_the_bulk():
+    p = front.block_profile(_gram())
+    k, w = front.model_curve(p, "level", 96)
+    assert np.ptp(w[:-1]) == 0 and w[-1] != w[0]
+
+
+def test_front_model_k0_is_the_front_over_the_bulk_variance():
+    p = front.block_profile(_gram())
+    assert p.k0 == pytest.approx((0.04 + 25 + 7 + 2) / 1.3 - 3)
+
+
+def test_front_model_decays_like_one_over_k_plus_k0_far_past_the_front():
+    p = front.block_profile(_gram(last=1.3))
+    k, w = front.model_curve(p, "front", 4000)
+    # omega_k^2 ~ 1 / (k + k0): the local slope at k = 2000..4000 is about -k / (k + k0)
+    slope = front.local_slope(k, w, 2000, 4000)
+    assert slope == pytest.approx(-3000 / (3000 + p.k0), abs=0.01)
+
+
+def test_a_negative_alignment_levels_the_feedback_model_off():
+    L = 24
+    G = np.diag([0.04, 25.0, 7.0, 2.0] + [1.3] * (L - 3)).astype(float)
+    # blocks 4..L write against the stream: a negative covariance with everything before
+    for k in range(4, L + 1):
+        G[k, :k] = G[:k, k] = -0.02
+    p = front.block_profile(G)
+    assert p.a < 0
+    _, w = front.model_curve(p, "feedback", 20000)
+    v_star, w_star = theory.feedback_fixed_point(p.a, math.sqrt(p.b_sq))
+    assert w[-2] == pytest.approx(w_star, rel=1e-3)
+
+
+def test_windows_are_quarter_to_half_and_half_to_end():
+    assert front.window(48, "quarter_half") == (12, 24)
+    assert front.window(96, "half_end") == (48, 96)
+    with pytest.raises(ValueError, match="name must be one of"):
+        front.window(48, "middle")
+
+
+def test_shifted_law_recovers_its_parameters():
+    k = np.arange(4, 97)
+    y = 1.1 / (k + 30.0)
+    s = front.shifted_law(k, y)
+    assert s.k0 == pytest.approx(30.0, rel=1e-4) and s.amplitude == pytest.approx(1.1, rel=1e-4)
+
+
+def test_compare_laws_names_the_law_that_made_the_curve():
+    k = np.arange(4, 97)
+    rng = np.random.default_rng(0)
+    noise = np.exp(0.01 * rng.standard_normal(k.size))
+    assert front.compare_laws(k, 1.0 / (k + 30.0) * noise)["better"] == "shifted"
+    assert front.compare_laws(k, 2.0 * k ** -0.4 * noise)["better"] == "power"
+
+
+def test_position_puts_the_predictions_at_minus_one_and_plus_one():
+    pred = {"models": {"front": {"96": {"slopes": {"half_end": {"mean": -0.5, "se": 0.05, "n": 3}}}},
+                       "level": {"96": {"slopes": {"half_end": {"mean": 0.1, "se": 0.02, "n": 3}}}}}}
+    assert front.position(-0.5, 96, pred) == pytest.approx(-1)
+    assert front.position(0.1, 96, pred) == pytest.approx(1)
+    assert front.position(-0.2, 96, pred) == pytest.approx(0)
+
+
+def test_profile_rejects_a_bulk_of_fewer_than_two_blocks():
+    with pytest.raises(ValueError, match="bulk needs at least 2 blocks"):
+        front.block_profile(np.eye(6))
