@@ -344,7 +344,8 @@ def write_predictions(path, root=".", sweep_file="configs/train_long.toml", arch
     source runs and their code versions, this code's version and the time (UTC)."""
     import datetime
 
-    from . import results
+    from . import ledger, results
+    from .preregistration import fingerprint
     from .runs import code_version
     from .sweep import write_json_atomic
     sw = results.Sweep.load(sweep_file, root=root)
@@ -363,6 +364,7 @@ def write_predictions(path, root=".", sweep_file="configs/train_long.toml", arch
            "declared": {"front_blocks": FRONT_BLOCKS, "tail_blocks": TAIL_BLOCKS, "windows": WINDOWS,
                         "depths": list(depths), "models": list(MODELS), "extrapolation": EXTRAPOLATION,
                         "refutation": REFUTATION},
+           "rule": {"claim": "claim-front", "fingerprint": fingerprint(ledger.rule_front)},
            **predict(grams, measured, depths)}
     write_json_atomic(out, path)
     return out
