@@ -375,3 +375,27 @@ def reader_gains(pre) -> np.ndarray:
         ones = torch.ones(1, d)
         gains = [n(ones)[0] for n in readers]
     return torch.stack(gains).double().numpy()
+
+
+def skip_half_ratio(skip: RemovalCost, front: int | None = None, n_boot: int = 2000, level: float = 0.95,
+                    seed: int = 0) -> RankCorr:
+    """The later half's mean skip cost over the earlier half's past the front
+    (:func:`resdecay_lib.results.half_ratio`, the last block included in the later half), with
+    a percentile bootstrap interval over sequences (resampled with replacement, all blocks
+    together). Below 1 when later blocks cost less to skip. Returned as a
+    :class:`RankCorr` (``rho`` holds the ratio)."""
+    from .results import half_ratio, halves
+    if not isinstance(skip, RemovalCost):
+        raise TypeError(f"skip must be a RemovalCost (skip_costs'), got {type(skip).__name__}")
+    require_int("n_boot", n_boot, 100, 1_000_000)
+    if isinstance(level, bool) or not (isinstance(level, (int, float)) and 0 < level < 1):
+        raise ValueError(f"level must lie in (0, 1), got {level!r}")
+    L = len(skip.sets)
+    halves(L, front)                       # checks L against the front
+    cost = skip.increase.T                 # [B, L]
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, cost.shape[0], size=(n_boot, cost.shape[0]))
+    boot = np.array([half_ratio(cost[i].mean(0), front) for i in idx])
+    a = (1 - level) / 2
+    lo, hi = np.quantile(boot, [a, 1 - a])
+    return RankCorr(half_ratio(cost.mean(0), front), float(lo), float(hi), float(level), n_boot)

@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 import numbers
 
-__all__ = ["Evidence", "KINDS", "DECLARED", "declared", "glue", "glue_display",
+__all__ = ["Evidence", "KINDS", "DECLARED", "SEED_SETS", "declared", "VAR_EXP", "HALF_RATIO", "HALF_RATIO_REF", "glue", "glue_display",
            "INIT_EXP", "GRAD_RATIO", "VAL_LOSS_GAP", "PRETRAINED_EXP", "PRETRAINED_REF",
            "PRETRAINED_DRIFT", "FITRANGE_SHIFT", "SKIP_TREND", "SKIP_BLOCK1", "METRIC_RHO_CHANGE",
            "METRIC_DIFF", "NORM_GROWTH"]
@@ -37,6 +37,12 @@ KINDS = {"value": ("",), "interval": ("", "_lo", "_hi"), "interval_se": ("", "_l
 #: every declared evidence, by name
 DECLARED: dict[str, "Evidence"] = {}
 
+#: the seed sets of the replication (issue 22): the discovery set, seeds 0-2, on which the
+#: rules were declared, and the held-out set, seeds 3-4, read only after they were committed.
+#: A seed-set evidence (``by_seed_set``) is glued on all seeds under its own names and on each
+#: set under ``<name>__<set>``; the ledger evaluates every rule on each (``ledger.evaluate``).
+SEED_SETS = {"s012": (0, 1, 2), "s34": (3, 4)}
+
 
 class Evidence(str):
     """One piece of evidence: a ``str`` (its glue name) with ``chapter`` (the notebook's stem,
@@ -46,14 +52,16 @@ class Evidence(str):
     chapter: str
     what: str
     kind: str
+    by_seed_set: bool
 
-    def __new__(cls, name: str, chapter: str, what: str, kind: str = "value"):
+    def __new__(cls, name: str, chapter: str, what: str, kind: str = "value", by_seed_set: bool = False):
         if not (isinstance(name, str) and name.startswith("ev_") and name.isidentifier()):
             raise ValueError(f"an evidence name is an identifier starting with 'ev_', got {name!r}")
         if kind not in KINDS:
             raise ValueError(f"kind must be one of {sorted(KINDS)}, got {kind!r}")
         self = super().__new__(cls, name)
         self.chapter, self.what, self.kind = chapter, what, kind
+        self.by_seed_set = bool(by_seed_set)
         return self
 
     @property
@@ -80,18 +88,27 @@ class Evidence(str):
         return self.name + suffix
 
     def keys(self) -> tuple[str, ...]:
-        """Every name this evidence is glued under."""
+        """Every name this evidence is glued under (on every seed, for a seed-set evidence)."""
         return tuple(self.name + s for s in KINDS[self.kind])
+
+    def set_keys(self, seed_set: str) -> tuple[str, ...]:
+        """The names it is glued under when computed on one seed set of :data:`SEED_SETS`
+        (``<key>__<set>``); a seed-set evidence only."""
+        if not self.by_seed_set:
+            raise AttributeError(f"{self.name} is not computed per seed set")
+        if seed_set not in SEED_SETS:
+            raise ValueError(f"seed_set must be one of {sorted(SEED_SETS)}, got {seed_set!r}")
+        return tuple(f"{k}__{seed_set}" for k in self.keys())
 
     def __repr__(self) -> str:
         return f"Evidence({self.name!r}, {self.chapter!r}, kind={self.kind!r})"
 
     def __reduce__(self):
-        return (Evidence, (self.name, self.chapter, self.what, self.kind))
+        return (Evidence, (self.name, self.chapter, self.what, self.kind, self.by_seed_set))
 
 
-def _declare(name: str, chapter: str, what: str, kind: str = "value") -> Evidence:
-    ev = Evidence(name, chapter, what, kind)
+def _declare(name: str, chapter: str, what: str, kind: str = "value", by_seed_set: bool = False) -> Evidence:
+    ev = Evidence(name, chapter, what, kind, by_seed_set)
     clash = {k for k in ev.keys() if k in DECLARED or any(k in d.keys() for d in DECLARED.values())}
     if clash:
         raise ValueError(f"evidence {name!r} is declared twice (or clashes with {sorted(clash)})")
@@ -99,18 +116,25 @@ def _declare(name: str, chapter: str, what: str, kind: str = "value") -> Evidenc
     return ev
 
 
-def value(name, chapter, what) -> Evidence:
-    return _declare(name, chapter, what, "value")
+def value(name, chapter, what, by_seed_set: bool = False) -> Evidence:
+    return _declare(name, chapter, what, "value", by_seed_set)
 
 
-def interval(name, chapter, what, se: bool = False) -> Evidence:
-    return _declare(name, chapter, what, "interval_se" if se else "interval")
+def interval(name, chapter, what, se: bool = False, by_seed_set: bool = False) -> Evidence:
+    return _declare(name, chapter, what, "interval_se" if se else "interval", by_seed_set)
 
 
 def declared(name: str) -> Evidence:
-    """The declaration of ``name`` (a base name, or one of its ``_lo``/``_hi``/``_se`` parts)."""
+    """The declaration of ``name`` (a base name, or one of its ``_lo``/``_hi``/``_se`` parts; for a
+    seed-set evidence, also any of those with a ``__<set>`` tag of :data:`SEED_SETS`)."""
     if name in DECLARED:
         return DECLARED[name]
+    base, sep, tag = name.rpartition("__")
+    if sep and tag in SEED_SETS:
+        ev = declared(base)
+        if not ev.by_seed_set:
+            raise KeyError(f"{name!r}: {ev.name} is not computed per seed set")
+        return ev
     for ev in DECLARED.values():
         if name in ev.keys():
             return ev
@@ -124,14 +148,16 @@ def _number(name: str, x) -> float:
 
 
 def glue(name: str, value, lo=None, hi=None, se=None, *, digits: int | None = None,
-         display: bool = False) -> None:
+         display: bool = False, seed_set: str | None = None) -> None:
     """Glue a declared evidence value from a chapter (myst-nb ``glue``, ``display=False``).
 
     ``name``: a declared name (or its :class:`Evidence`); ``value``: a real number, NaN when
     the chapter's data cannot give it (the ledger then says "the data cannot tell"); ``lo``,
     ``hi`` (an interval kind) and ``se`` (``interval_se``) exactly as the kind requires, with
     ``lo <= value <= hi`` unless one is NaN; ``digits``: round every part to that many
-    decimals (the precision the chapter's evidence supports). Raises ``KeyError`` for an undeclared name and
+    decimals (the precision the chapter's evidence supports); ``seed_set``: a key of
+    :data:`SEED_SETS` when the value was computed on that seed set alone (a ``by_seed_set``
+    evidence only; glued as ``<key>__<set>``). Raises ``KeyError`` for an undeclared name and
     ``ValueError`` for parts the kind does not have or lacks.
     """
     from myst_nb import glue as _glue
@@ -152,8 +178,12 @@ def glue(name: str, value, lo=None, hi=None, se=None, *, digits: int | None = No
         v, a, b = parts[""], parts["_lo"], parts["_hi"]
         if not any(math.isnan(x) for x in (v, a, b)) and not a <= v <= b:
             raise ValueError(f"{ev.name}: its interval [{a}, {b}] does not contain its value {v}")
+    tag = ""
+    if seed_set is not None:
+        ev.set_keys(seed_set)             # checks the evidence and the set
+        tag = f"__{seed_set}"
     for suffix in KINDS[ev.kind]:
-        _glue(ev.name + suffix, parts[suffix], display=display)
+        _glue(ev.name + suffix + tag, parts[suffix], display=display)
 
 
 def glue_display(name: str, value, lo, hi, *, digits: int = 4) -> None:
@@ -274,22 +304,56 @@ BIGRAM_LOSS = value("ev_bigram_loss", "07_training", "add-alpha bigram validatio
 TRIGRAM_LOSS = value("ev_trigram_loss", "07_training", "add-alpha trigram validation loss (nats/char)")
 FOURGRAM_LOSS = value("ev_fourgram_loss", "07_training", "add-alpha 4-gram validation loss (nats/char)")
 PRE_LN_WORST_LOSS_DEEP = value(
-    "ev_pre_ln_worst_loss_deep", "07_training", "worst Pre-LN validation loss at depth >= 8, flagged runs included (nats/char)")
+    "ev_pre_ln_worst_loss_deep", "07_training", "worst Pre-LN validation loss at depth >= 8, flagged runs included (nats/char)",
+    by_seed_set=True)
 TRAINED_EXP_PRE_LN = interval(
     "ev_trained_exp_pre_ln", "07_training",
-    "exponent of omega_k^2 in trained Pre-LN (t interval over seeds)", se=True)
+    "exponent of omega_k^2 in trained Pre-LN at L = 24, k = 2..L (t interval over the converged seeds)", se=True,
+    by_seed_set=True)
 TRAINED_REF_PRE_LN = value(
-    "ev_trained_ref_pre_ln", "07_training", "the theorem's exponent over the same k range and convention")
+    "ev_trained_ref_pre_ln", "07_training", "the theorem's exponent over the same k range and convention",
+    by_seed_set=True)
 TRAINED_FITSTART_SHIFT_PRE_LN = value(
-    "ev_trained_fitstart_shift_pre_ln", "07_training", "largest move of the trained exponent for k_min = 3, 4")
+    "ev_trained_fitstart_shift_pre_ln", "07_training", "largest move of the trained exponent for k_min = 3, 4",
+    by_seed_set=True)
 TRAINED_BENT_PRE_LN = value(
     "ev_trained_bent_pre_ln", "07_training", "1 if the trained curve is bent (results.curvature), else 0")
 INIT_EXP_TRAINEDRUNS_PRE_LN = interval(
-    "ev_init_exp_trainedruns_pre_ln", "07_training", "the same runs' exponent at step 0", se=True)
+    "ev_init_exp_trainedruns_pre_ln", "07_training", "the same runs' exponent at step 0", se=True,
+    by_seed_set=True)
 INIT_REF_PRE_LN = value(
-    "ev_init_ref_pre_ln", "07_training", "the theorem's exponent at step 0, same range and convention")
-EXP_N_SEEDS = value("ev_exp_n_seeds", "07_training", "seeds behind each trained interval")
-EXP_T_DF = value("ev_exp_t_df", "07_training", "degrees of freedom of the trained t intervals")
+    "ev_init_ref_pre_ln", "07_training", "the theorem's exponent at step 0, same range and convention",
+    by_seed_set=True)
+INIT_FITSTART_SHIFT_PRE_LN = value(
+    "ev_init_fitstart_shift_pre_ln", "07_training", "largest move of the step-0 exponent for k_min = 3, 4",
+    by_seed_set=True)
+EXP_N_SEEDS = value("ev_exp_n_seeds", "07_training", "seeds behind each trained interval", by_seed_set=True)
+EXP_T_DF = value("ev_exp_t_df", "07_training", "degrees of freedom of the trained t intervals", by_seed_set=True)
+#: claim-independence's primary statistic (issue 22): the order-free split of the exponent
+#: shift from the theorem's curve to the exact (r, c) prediction (results.exponent_split)
+SPLIT_CORR_SHARE = interval(
+    "ev_split_corr_share", "07_training",
+    "share of the exponent shift theorem -> exact (r, c) prediction that the correlations carry, "
+    "symmetric (Shapley) split, trained Pre-LN L = 24, k = 2..L, rho's convention (95 % t interval over seeds)",
+    by_seed_set=True)
+SPLIT_EXP_THEOREM = value(
+    "ev_split_exp_theorem", "07_training", "exponent of the theorem's curve over that range and convention",
+    by_seed_set=True)
+SPLIT_EXP_HETERO = value(
+    "ev_split_exp_hetero", "07_training", "mean exponent with the measured variances, independent", by_seed_set=True)
+SPLIT_EXP_CORR = value(
+    "ev_split_exp_corr", "07_training", "mean exponent with the measured correlations, equal variances",
+    by_seed_set=True)
+SPLIT_EXP_FULL = value(
+    "ev_split_exp_full", "07_training", "mean exponent of the exact (r, c) prediction (variances and correlations)",
+    by_seed_set=True)
+SPLIT_EXP_MEASURED = value(
+    "ev_split_exp_measured", "07_training", "mean measured exponent over the same range", by_seed_set=True)
+#: claim-compensation's toy reading (issue 22): do later blocks' output scales grow with k?
+VAR_EXP_TOY = interval(
+    "ev_var_exp_toy", "07_training",
+    "slope of log s_k^2 (block k's output variance) on log k over k = 4..L-1 (past the front, last block "
+    "apart), trained Pre-LN L = 24 (t interval over seeds at 1 - 0.05/3)", by_seed_set=True)
 BLOCK_CORR_MEAN_ABS = value(
     "ev_block_corr_mean_abs", "07_training", "mean |correlation| between block outputs, trained Pre-LN")
 PRED_LOGERR_THEOREM = value(
@@ -329,6 +393,20 @@ ABLATION_TREND_LEVEL = value(
     "ev_ablation_trend_level", "08_cost", "per-interval level of the five ablation trends (Bonferroni)")
 ABLATION_BLOCK1_PRE_LN = value(
     "ev_ablation_block1_pre_ln", "08_cost", "loss increase from removing block 1 (nats/char)")
+#: claim-idle-blocks' primary statistic (issue 22): the later half against the earlier half
+HALF_RATIO_TOY = interval(
+    "ev_half_ratio_toy", "08_cost",
+    "mean loss increase from removing blocks L/2+1..L over that of blocks 4..L/2, trained Pre-LN L = 24, "
+    "every run (95 % t interval over seeds of the log ratio, exponentiated)", by_seed_set=True)
+HALF_RATIO_REF_TOY = value(
+    "ev_half_ratio_ref_toy", "08_cost",
+    "the same ratio of the theorem's omega_k^2 (exact curve, the trained runs' convention)", by_seed_set=True)
+#: claim-depth-cost's primary statistic (issue 22): depth's effect over every run
+DEPTH_SLOPE_PRE_LN = interval(
+    "ev_depth_slope_pre_ln", "08_cost",
+    "slope of the final validation loss on log2 depth, Pre-LN at depths >= 8 and the ladder's rate 0.006, "
+    "every run (nats/char per doubling; t interval at 1 - 0.05/4)", se=True, by_seed_set=True)
+DEPTH_SLOPE_DF = value("ev_depth_slope_df", "08_cost", "degrees of freedom of that slope", by_seed_set=True)
 ABLATION_LATE_PRE_LN = value(
     "ev_ablation_late_pre_ln", "08_cost", "mean loss increase over the second half of the blocks")
 DEPTH_STOPS_PAYING_PRE_LN = interval(
@@ -340,11 +418,16 @@ DEPTH_BEST_AT_FLOPS_PRE_LN = value(
     "ev_depth_best_at_flops_pre_ln", "08_cost", "Pre-LN's best depth at a fixed compute")
 DEPTH_ALPHA_PRE_LN = interval(
     "ev_depth_alpha_pre_ln", "08_cost", "alpha of the depth term of the loss, L(l) = c l^(-alpha) + L_inf")
-#: a fix's validation loss minus Pre-LN's at equal depth (nats/char, Bonferroni interval)
+#: a fix's final validation loss minus Pre-LN's, per seed the mean over every depth >= 8 both
+#: have, every run (t interval over seeds at 1 - 0.05/4: claim-depth-cost's family of four);
+#: each placement at its own pilot-chosen learning rate
 VAL_LOSS_GAP = {
-    "peri_ln": interval("ev_val_loss_gap_peri_ln", "08_cost", "Peri-LN minus Pre-LN validation loss at equal depth"),
-    "resi_dual": interval("ev_val_loss_gap_resi_dual", "08_cost", "ResiDual minus Pre-LN"),
-    "ln_scaling": interval("ev_val_loss_gap_ln_scaling", "08_cost", "LayerNorm-Scaling minus Pre-LN"),
+    "peri_ln": interval("ev_val_loss_gap_peri_ln", "08_cost",
+                        "Peri-LN minus Pre-LN final loss at equal depths >= 8, every run", by_seed_set=True),
+    "resi_dual": interval("ev_val_loss_gap_resi_dual", "08_cost", "ResiDual minus Pre-LN, the same",
+                          by_seed_set=True),
+    "ln_scaling": interval("ev_val_loss_gap_ln_scaling", "08_cost", "LayerNorm-Scaling minus Pre-LN, the same",
+                           by_seed_set=True),
 }
 
 # ------------------------------------------------------------------------ Chapter 9
@@ -411,3 +494,26 @@ METRIC_DIFF = {
     ("relative", "qwen"): interval("ev_metric_diff_relative_qwen", "09_pretrained", "the same, Qwen"),
     ("deepest", "qwen"): interval("ev_metric_diff_deepest_qwen", "09_pretrained", "the same, Qwen"),
 }
+
+#: claim-compensation's real-model readings (issue 22): the slope of log s_k^2 on log k over
+#: k = 4..L-1 (percentile bootstrap over sequences at 1 - 0.05/3)
+VAR_EXP = {
+    "smollm2": interval("ev_var_exp_smollm2", "09_pretrained",
+                        "slope of log |f_k|^2 (block k's output) on log k, k = 4..L-1, SmolLM2, Shakespeare"),
+    "qwen": interval("ev_var_exp_qwen", "09_pretrained", "the same for Qwen"),
+}
+#: claim-pretrained-idle's primary statistic (issue 22): mean skip cost of blocks L/2+1..L (the
+#: last included) over that of blocks 4..L/2 (percentile bootstrap over sequences, 97.5 %)
+HALF_RATIO = {
+    "smollm2": interval("ev_half_ratio_smollm2", "09_pretrained",
+                        "SmolLM2's mean skip cost of the later half over the earlier half past the front"),
+    "qwen": interval("ev_half_ratio_qwen", "09_pretrained", "the same for Qwen"),
+}
+HALF_RATIO_REF = {
+    "smollm2": value("ev_half_ratio_ref_smollm2", "09_pretrained",
+                     "the same ratio of the theorem's omega_k^2 over SmolLM2's blocks, in its convention"),
+    "qwen": value("ev_half_ratio_ref_qwen", "09_pretrained", "the same for Qwen"),
+}
+INFLUENCE_IDENTITY_RESIDUAL = value(
+    "ev_influence_identity_residual", "09_pretrained",
+    "SymPy's residual of 1 - cos(u, v) = |LN0(u) - LN0(v)|^2 / (2d) for centred u, v with eps = 0 (0: proved)")

@@ -25,6 +25,7 @@ import numpy as np
 
 from . import depthcost, fit, pretrained, probe, results, stats
 from ._checks import require_int
+from .fit import loglog_slope
 
 __all__ = ["TEXTS", "GPT2_XL_GROWTH", "book_text", "measure_model", "store_path", "load_record", "load_records",
            "exponent_report", "ExponentReport", "norm_growth", "K_MINS", "register_cli"]
@@ -244,3 +245,32 @@ def register_cli(subparsers) -> None:
     p.add_argument("--threads", default="1", metavar="N", help="torch threads (default 1)")
     p.add_argument("--out", default="results/pretrained", metavar="DIR")
     p.set_defaults(func=_run)
+
+
+def output_variance_exponent(rel_update, norm, front: int | None = None, tail: int | None = None,
+                             n_boot: int = 2000, level: float = 0.95, seed: int = 0) -> tuple[float, float, float]:
+    """Slope of log s_k^2 on log k, s_k^2 the mean over sequences of |f_k|^2 = (r_k |x_k|)^2 (block
+    k's output), over k = front + 1..L - tail (:func:`resdecay_lib.results.block_variance_exponent`'s
+    range), with a percentile bootstrap interval over sequences: (slope, lo, hi). ``rel_update``
+    and ``norm``: per-sequence r_k and |x_k|, [B, L]."""
+    from .front import FRONT_BLOCKS, TAIL_BLOCKS
+    front = FRONT_BLOCKS if front is None else front
+    tail = TAIL_BLOCKS if tail is None else tail
+    r = np.asarray(rel_update, float)
+    x = np.asarray(norm, float)
+    if r.ndim != 2 or r.shape != x.shape:
+        raise ValueError(f"rel_update and norm must be [B, L] of one shape, got {r.shape} and {x.shape}")
+    if not (np.all(np.isfinite(r)) and np.all(np.isfinite(x)) and np.all(r > 0) and np.all(x > 0)):
+        raise ValueError("rel_update and norm must be positive and finite")
+    B, L = r.shape
+    if L - front - tail < 3:
+        raise ValueError(f"the fit needs 3 blocks past the front and before the tail: L = {L}")
+    f2 = (r * x) ** 2
+    k = np.arange(front + 1, L - tail + 1)
+    sel = slice(front, L - tail)
+    slope = lambda rows: loglog_slope(k, f2[rows][:, sel].mean(0))[0]   # noqa: E731
+    rng = np.random.default_rng(seed)
+    boot = np.array([slope(rng.integers(0, B, size=B)) for _ in range(n_boot)])
+    a = (1 - level) / 2
+    lo, hi = np.quantile(boot, [a, 1 - a])
+    return float(slope(np.arange(B))), float(lo), float(hi)

@@ -826,3 +826,170 @@ def compare_exponents(a: stats.TInterval, b: stats.TInterval) -> str:
     if b.lo > a.hi:
         return "flatter"
     return "not distinguishable"
+
+
+# ----------------------------------------------------------------------------- the verdicts' statistics
+# (issue 22: each is the primary statistic of one ledger claim, declared before seeds 3-4 were read)
+
+def convention_gram(G, embedding_counted: bool) -> np.ndarray:
+    """The Gram matrix of the summands the convention counts: all of them (embedding first)
+    when ``embedding_counted``, the block outputs alone in the seed convention (the stream
+    block k reads is then the sum of blocks 1..k-1, and block 1 reads nothing)."""
+    _check_gram(G, min_L=2)
+    _check_bool("embedding_counted", embedding_counted)
+    G = np.asarray(G, float)
+    return G if embedding_counted else G[1:, 1:]
+
+
+def _change_from_gram(G) -> np.ndarray:
+    """omega^2 of each summand after the first, from a Gram matrix of summands (rc_from_gram
+    and the exact (r, c) identity): entry i is the change summand i + 1 makes."""
+    r, c = rc_from_gram(G)
+    return np.asarray(theory.change_sq_rc(r, c), float)
+
+
+def exponent_split(G, measured, embedding_counted: bool, k_min: int = 2) -> dict:
+    """Which departure from the theorem moves the exponent: an order-free split.
+
+    Four curves of omega_k^2, k = 1..L, each fitted as a power law over k_min..L:
+    ``theorem`` (equal variances, independent: the exact curve in the convention),
+    ``hetero`` (the measured variances, independent), ``corr`` (the measured correlations
+    with equal variances: the Gram's correlation matrix), ``full`` (the measured variances and
+    correlations: the exact (r, c) identity), and ``measured``. Moving from ``theorem`` to
+    ``full`` changes two things; their contributions to the exponent are split symmetrically
+    (the two-factor Shapley value: each factor's effect averaged over both orders),
+    ``var_effect = ((hetero - theorem) + (full - corr)) / 2`` and
+    ``corr_effect = ((corr - theorem) + (full - hetero)) / 2``, which add up to
+    ``full - theorem``; ``corr_share = corr_effect / (full - theorem)``.
+    The convention (the measured rho's, :func:`convention`) decides which summands the
+    stream holds (:func:`convention_gram`). Returns the five exponents, both effects and the share.
+    """
+    Gc = convention_gram(G, embedding_counted)
+    L = len(_check_gram(G)) - 1
+    m = _check_array("measured", measured, 1, positive=True)
+    if len(m) != L:
+        raise ValueError(f"measured must hold omega_k^2 for k = 1..L = {L}, got {len(m)} values")
+    check_int("k_min", k_min, 1 if embedding_counted else 2, L - 2)
+    first = 1 if embedding_counted else 2          # the first block whose change the curves define
+    d = np.sqrt(np.diag(Gc))
+    curves = {"theorem": np.array([float(theory.omega_sq(k, embedding_counted=embedding_counted))
+                                   for k in range(first, L + 1)]),
+              "hetero": np.asarray(theory.omega_sq_hetero(np.diag(Gc)), float),
+              "corr": _change_from_gram(Gc / np.outer(d, d)),
+              "full": _change_from_gram(Gc),
+              "measured": np.asarray(measured, float)[first - 1:]}
+    k = np.arange(first, L + 1)
+    sel = k >= k_min
+    e = {n: loglog_slope(k[sel], c[sel])[0] for n, c in curves.items()}
+    var_effect = ((e["hetero"] - e["theorem"]) + (e["full"] - e["corr"])) / 2
+    corr_effect = ((e["corr"] - e["theorem"]) + (e["full"] - e["hetero"])) / 2
+    total = e["full"] - e["theorem"]
+    return {**{f"exp_{n}": v for n, v in e.items()}, "var_effect": var_effect, "corr_effect": corr_effect,
+            "corr_share": corr_effect / total if total != 0 else float("nan")}
+
+
+def block_variance_exponent(G, front: int | None = None, tail: int | None = None) -> float:
+    """Slope of log s_k^2 on log k, s_k^2 = G_kk the output variance of block k, over the
+    blocks past the front and before the tail, k = front + 1..L - tail (defaults
+    :data:`resdecay_lib.front.FRONT_BLOCKS` and ``TAIL_BLOCKS``; ``tail=0`` keeps the last
+    block): above 0 when later blocks' outputs are scaled up."""
+    from .front import FRONT_BLOCKS, TAIL_BLOCKS
+    front = FRONT_BLOCKS if front is None else front
+    tail = TAIL_BLOCKS if tail is None else tail
+    L = len(_check_gram(G)) - 1
+    check_int("front", front, 0, L)
+    check_int("tail", tail, 0, L)
+    if L - front - tail < 3:
+        raise ValueError(f"the fit needs 3 blocks past the front and before the tail: L = {L}, "
+                         f"front = {front}, tail = {tail}")
+    s2 = np.diag(np.asarray(G, float))[1:]
+    k = np.arange(1, L + 1)
+    sel = slice(front, L - tail)
+    return loglog_slope(k[sel], s2[sel])[0]
+
+
+def halves(L: int, front: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """The blocks of the two halves the idle-block contrasts compare (1-based): the later half
+    L//2 + 1..L (the last block included) and the earlier half past the front, front + 1..L//2."""
+    from .front import FRONT_BLOCKS
+    front = FRONT_BLOCKS if front is None else front
+    check_int("L", L, 2 * front + 2)
+    return np.arange(L // 2 + 1, L + 1), np.arange(front + 1, L // 2 + 1)
+
+
+def half_ratio(costs, front: int | None = None) -> float:
+    """Mean cost of the later half over the mean cost of the earlier half past the front
+    (:func:`halves`); ``costs``: [L], one per block (k = 1..L). Below 1 when later blocks
+    cost less."""
+    c = _check_array("costs", costs, 1)
+    late, early = halves(len(c), front)
+    den = float(np.mean(np.asarray(c, float)[early - 1]))
+    if not den > 0:
+        raise ValueError(f"the earlier half's mean cost must be positive for a ratio, got {den}")
+    return float(np.mean(np.asarray(c, float)[late - 1])) / den
+
+
+def theorem_half_ratio(L: int, embedding_counted: bool, front: int | None = None) -> float:
+    """:func:`half_ratio` of the theorem's own change omega_k^2 (the exact curve in the given
+    convention): how fast later blocks' contributions vanish by the theorem's account."""
+    _check_bool("embedding_counted", embedding_counted)
+    late, early = halves(L, front)
+    w = lambda ks: float(np.mean([float(theory.omega_sq(int(k), embedding_counted=embedding_counted)) for k in ks]))  # noqa: E731
+    return w(late) / w(early)
+
+
+def depth_slope(depths, losses, level: float = 0.95) -> dict:
+    """Least squares of the final loss on log2 of the depth over runs (one point a run):
+    the slope (nats/char per doubling), its standard error, the degrees of freedom n - 2 and
+    its t interval at ``level``. Negative when depth pays."""
+    d = _check_array("depths", depths, 1, positive=True, min_len=3)
+    y = _check_array("losses", losses, 1, min_len=3)
+    if len(d) != len(y):
+        raise ValueError(f"depths and losses must have one length, got {len(d)} and {len(y)}")
+    if not np.all(np.isfinite(y)):
+        raise ValueError("losses must be finite")
+    _check_level(level)
+    x = np.log2(np.asarray(d, float))
+    if np.ptp(x) == 0:
+        raise ValueError("depths must hold at least two different depths")
+    xc = x - x.mean()
+    y = np.asarray(y, float)
+    slope = float(xc @ (y - y.mean()) / (xc @ xc))
+    res = y - y.mean() - slope * xc
+    df = len(y) - 2
+    if df < 1:
+        raise ValueError("a slope's interval needs at least 3 runs")
+    se = float(math.sqrt((res @ res) / df / (xc @ xc)))
+    t = stats.t_quantile(1 - (1 - level) / 2, df)
+    return {"slope": slope, "se": se, "df": df, "lo": slope - t * se, "hi": slope + t * se, "n": len(y),
+            "level": level}
+
+
+def equal_depth_gap(sweep: Sweep, arch: str, against: str = "pre_ln", min_depth: int = 8,
+                    level: float = 0.95):
+    """``arch``'s final loss minus ``against``'s over every depth >= ``min_depth`` both have,
+    every finished run (no flags: a loss claim reads all runs): per seed the mean of the
+    paired differences over those depths, and the t interval over the seeds present at all
+    of them. Returns ``(depths, TInterval)``, or ``(depths, None)`` below 3 seeds."""
+    _check_sweep(sweep)
+    _check_level(level)
+    depths = [L for L in sweep.depths(arch) if L >= min_depth and L in sweep.depths(against)]
+    per_seed = []
+    for s in sweep.seeds:
+        pairs = [(sweep.runs.get((arch, L, s)), sweep.runs.get((against, L, s))) for L in depths]
+        if depths and all(a is not None and b is not None for a, b in pairs):
+            diffs = [final_loss(a) - final_loss(b) for a, b in pairs]
+            if all(math.isfinite(x) for x in diffs):
+                per_seed.append(float(np.mean(diffs)))
+    return depths, (stats.t_interval(per_seed, level) if len(per_seed) >= 3 else None)
+
+
+def subset(sweep: Sweep, seeds) -> Sweep:
+    """The same sweep read on ``seeds`` alone (a seed set of the replication: its runs, its
+    missing runs, and a spec whose seeds are those)."""
+    _check_sweep(sweep)
+    seeds = [check_int("seeds[]", s, 0) for s in seeds]
+    spec = {**sweep.spec, "seeds": seeds}
+    runs = {k: v for k, v in sweep.runs.items() if k[2] in seeds}
+    missing = [m for m in sweep.missing if any(m.endswith(f"_s{s}") for s in seeds)]
+    return Sweep(spec, runs, missing)

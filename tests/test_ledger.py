@@ -410,3 +410,13 @@ def test_the_real_model_claims_name_every_key_their_rules_read():
         claim = BY_ID[cid]
         assert set(claim.keys) == set(ev), cid
         assert claim.verdict(ev).word in ledger.VERDICTS
+
+
+def test_every_claim_quotes_the_card_verbatim_and_declares_its_statistic():
+    card_path = ROOT.parent / "shared" / "seeds" / "000_b8cab5ddab79427f.txt"
+    if not card_path.exists():
+        pytest.skip(f"the theory card is not beside the repository ({card_path})")
+    card = " ".join(card_path.read_text(encoding="utf-8").split())
+    for c in ledger.CLAIMS:
+        assert c.card and " ".join(c.card.split()) in card, (c.id, c.card)
+        assert c.primary and c.margin and c.family, c.id
