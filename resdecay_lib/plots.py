@@ -14,7 +14,7 @@ import numpy as np  # noqa: E402
 
 from ._checks import check_int  # noqa: E402
 
-__all__ = ["NAMES", "K_TICKS", "log_k_axis", "close", "init_curves", "grad_profiles", "sublayer_changes", "line_panels", "exponent_through_training", "change_curves", "loss_curves",
+__all__ = ["NAMES", "K_TICKS", "log_k_axis", "close", "DIGEST_DIGITS", "data_digest", "glue_figure", "forest", "init_curves", "grad_profiles", "sublayer_changes", "line_panels", "exponent_through_training", "change_curves", "loss_curves",
            "ablation_profiles", "depth_curves", "correlation_maps", "rc_profiles", "skip_costs",
            "pruning_curves", "norm_readings", "theorem_simulation", "remainder_panels",
            "scaled_simulation", "limit_curves", "simulation_vs_prediction"]
@@ -54,6 +54,65 @@ def _color(arch: str) -> str:
 def close(fig) -> None:
     """Close a figure once it is glued, so the notebook does not show it a second time."""
     plt.close(fig)
+
+
+#: significant digits of a figure's data digest: what survives another CPU's last bits
+DIGEST_DIGITS = 3
+
+
+def _num(v: float, digits: int) -> str:
+    return "nan" if not np.isfinite(v) else f"{v:.{digits}g}"
+
+
+def _summary(values, digits: int) -> str:
+    a = np.asarray(values, dtype=np.float64).ravel()
+    a = a[np.isfinite(a)]
+    if a.size == 0:
+        return "no finite values"
+    return (f"n={a.size} min={_num(a.min(), digits)} max={_num(a.max(), digits)} "
+            f"mean={_num(a.mean(), digits)}")
+
+
+def data_digest(fig, digits: int = DIGEST_DIGITS) -> str:
+    """What a figure shows, as text: per panel its title and labels, and per line, image and
+    marker set its label and a summary of its data (count, min, max, mean of the y values, or
+    of the image's values), each to ``digits`` significant digits.
+
+    nbval compares this text instead of the PNG's bytes, which change with the last bits of
+    the CPU's arithmetic (issue 20); a change to what the figure shows changes the digest."""
+    check_int("digits", digits, 1, 17)
+    lines = []
+    for i, ax in enumerate(fig.get_axes()):
+        head = f"panel {i + 1}: {ax.get_title()!r} x {ax.get_xlabel()!r} y {ax.get_ylabel()!r}"
+        lines.append(head)
+        for ln in ax.get_lines():
+            x, y = ln.get_xdata(), ln.get_ydata()
+            if np.size(y) == 0:
+                continue
+            lines.append(f"  line {ln.get_label()!r}: x {_summary(x, digits)}; y {_summary(y, digits)}")
+        for im in ax.get_images():
+            lines.append(f"  image {np.shape(im.get_array())}: {_summary(im.get_array(), digits)}")
+        for c in ax.collections:
+            off = np.asarray(c.get_offsets())
+            if off.size:
+                lines.append(f"  markers {c.get_label()!r}: y {_summary(off[:, -1], digits)}")
+        for p in ax.patches:
+            if hasattr(p, "get_height"):
+                lines.append(f"  patch: height {_num(p.get_height(), digits)}")
+    return "\n".join(lines)
+
+
+def glue_figure(name: str, fig, digits: int = DIGEST_DIGITS) -> str:
+    """Glue ``fig`` under ``name`` (myst-nb, not displayed), glue its :func:`data_digest` under
+    ``name + "-data"`` (the text nbval compares), close the figure, and return the digest."""
+    from myst_nb import glue
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"name must be a figure label, got {name!r}")
+    digest = data_digest(fig, digits)
+    glue(name, fig, display=False)
+    glue(name + "-data", digest, display=False)
+    close(fig)
+    return digest
 
 
 def init_curves(blk: dict, sub: dict, theory: dict, dual=None):
@@ -497,5 +556,31 @@ def simulation_vs_prediction(series: dict, ylabel: str):
     ax.set_xlabel("block index $k$ (seed convention)")
     ax.set_ylabel(ylabel)
     ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def forest(rows: dict, xlabel: str, refs: dict | None = None):
+    """Intervals one under another (a forest plot): ``rows`` {label: (value, lo, hi)}, drawn
+    top to bottom in order; ``refs`` {label: x}: vertical reference lines, labelled. NaN rows
+    are drawn as their label alone (no interval yet)."""
+    _check_panels("rows", rows)
+    refs = {} if refs is None else refs
+    if not isinstance(refs, dict):
+        raise TypeError(f"refs must be a dict {{label: x}}, got {type(refs).__name__}")
+    n = len(rows)
+    fig, ax = plt.subplots(figsize=(6.4, 0.45 * n + 1.2))
+    for i, (lab, (v, lo, hi)) in enumerate(rows.items()):
+        y = n - 1 - i
+        if np.isfinite(v):
+            ax.errorbar([v], [y], xerr=[[v - lo], [hi - v]] if np.isfinite(lo) and np.isfinite(hi) else None,
+                        fmt="o", ms=4, capsize=3, color="C0")
+    for j, (lab, x) in enumerate(refs.items()):
+        ax.axvline(x, color=f"C{j + 1}", ls=("--", ":", "-.")[j % 3], lw=1, label=lab)
+    ax.set_yticks(range(n))
+    ax.set_yticklabels(list(rows)[::-1], fontsize=8)
+    ax.set_xlabel(xlabel)
+    if refs:
+        ax.legend(fontsize=7, loc="best")
     fig.tight_layout()
     return fig
