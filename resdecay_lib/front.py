@@ -328,13 +328,14 @@ EXTRAPOLATION = (
     "and the tail (block 24, as measured). A network of depth L is the same front, L - 4 bulk "
     "blocks and the same tail: nothing measured is rescaled with depth.")
 REFUTATION = (
-    "Primary test (ledger claim-front): the local slope of log omega_k^2 on log k over "
-    "k in [L/2, L] at L = 96, measured per seed (t interval over seeds). Its side of the midpoint "
-    "between the front model's and the level model's predicted slopes decides: wholly on the "
-    "front's side refutes the levelling-off (level) model, wholly on the level side refutes the "
-    "front model; the front model is refuted in its rate, too, when the Welch interval of "
-    "measured minus predicted slope excludes 0. The feedback model is refuted when that Welch "
-    "interval excludes 0 for it. Both tests at 0.05 / 2 (one family of two).")
+    "Primary test (ledger claim-front, rule_front): each deep run's local slope of log omega_k^2 on "
+    "log k over k in [L/2, L] (L = 48 and 96) is placed between its depth's two predictions, "
+    "u = (slope - midpoint) / half the separation of the front and level models' mean slopes "
+    "(u = -1 front, +1 level); the mean of u over the deep runs with a t interval at 1 - 0.05/2 (one "
+    "family of two tests). Wholly below 0 refutes the levelling-off (level) model; wholly above 0 "
+    "refutes the front model; the front model is refuted in its rate, too, when the interval does "
+    "not meet its own predicted interval around -1. The feedback model is read the same way, "
+    "reported beside.")
 
 
 def write_predictions(path, root=".", sweep_file="configs/train_long.toml", arch="pre_ln", L=24,
@@ -409,3 +410,24 @@ def prediction_width(predictions: Mapping, depths=PREDICT_DEPTHS, name: str = PR
         t = stats.t_quantile(1 - alpha / 2, f["n"] - 1)
         widths.append(t * f["se"] / ((pl - f["mean"]) / 2))
     return float(max(widths))
+
+
+def curve_slopes(curve) -> dict:
+    """The local slope of a measured omega_k^2 curve (k = 1..L) in each window of :data:`WINDOWS`."""
+    y = np.asarray(curve, dtype=np.float64)
+    if y.ndim != 1 or y.size < 8:
+        raise ValueError(f"curve must be a 1-D omega_k^2 curve over k = 1..L with L >= 8, got shape {y.shape}")
+    L = y.size
+    k = np.arange(1, L + 1)
+    return {w: local_slope(k, y, *window(L, w)) for w in WINDOWS}
+
+
+def laws_past_front(curve, front: int = FRONT_BLOCKS, tail: int = 0) -> dict:
+    """:func:`compare_laws` on a measured curve (k = 1..L) over the blocks past the front,
+    k = front + 1..L - tail (``tail=1``: the last block left out, the sensitivity)."""
+    y = np.asarray(curve, dtype=np.float64)
+    L = y.size
+    check_int("front", front, 0, max(L - 4, 0))
+    check_int("tail", tail, 0, max(L - front - 3, 0))
+    k = np.arange(front + 1, L - tail + 1)
+    return compare_laws(k, y[front:L - tail])

@@ -1026,3 +1026,34 @@ def stream_writes_change(v0_sq: float, a, b_sq):
         out[i] = 2 * (1 - (v + ak) / math.sqrt(v_next_sq))
         v_sq = v_next_sq
     return out
+
+
+__all__ += ["derive_influence_identity"]
+
+
+def derive_influence_identity() -> tuple[sp.Expr, sp.Expr, tuple]:
+    r"""ShortGPT's block influence is the per-layer change, up to the streams' means and eps.
+
+    Block influence (Men et al. 2024) is :math:`BI = 1 - \cos(u, v)` of the uncentred streams
+    u = x_k, v = x_{k+1}. Write each as its mean plus a centred part, u = a + \mu_u 1 with
+    |a|^2 = d s_u^2, and m_u = \mu_u / s_u (the mean in units of the centred RMS). Then
+    u.v = a.b + d \mu_u \mu_v and |u|^2 = d s_u^2 (1 + m_u^2), so
+
+    .. math:: BI = 1 - \frac{c + m_u m_v}{\sqrt{(1 + m_u^2)(1 + m_v^2)}},\qquad c = \cos(a, b),
+
+    and with the parameter-free LayerNorm without eps, :math:`\omega^2 = \lVert LN_0(u) -
+    LN_0(v)\rVert^2 / d = 2 (1 - c)` (Chapter 1's identity), i.e. c = 1 - omega^2 / 2. With
+    eps > 0, LN divides by sqrt(s^2 + eps) instead of s, which changes omega^2 by O(eps / s^2).
+
+    Returns ``(bi, residual, (omega_sq, m_u, m_v))``: BI as a function of omega^2 and the two
+    mean ratios, and the simplified residual BI - omega^2 / 2 at m_u = m_v = 0, which is 0:
+    for centred streams block influence is exactly half the change.
+
+    >>> bi, res, _ = derive_influence_identity(); res
+    0
+    """
+    w, mu, mv = sp.symbols("omega_sq m_u m_v", real=True)
+    c = 1 - w / 2
+    bi = 1 - (c + mu * mv) / sp.sqrt((1 + mu**2) * (1 + mv**2))
+    residual = sp.simplify(bi.subs({mu: 0, mv: 0}) - w / 2)
+    return bi, residual, (w, mu, mv)
