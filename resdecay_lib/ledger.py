@@ -46,7 +46,7 @@ from . import evidence as E, stats
 from .evidence import Evidence
 
 __all__ = ["VERDICTS", "ROUNDING", "MISSING", "Verdict", "Claim", "CLAIMS", "PROMOTION", "read_evidence",
-           "on_seed_set", "seed_based", "replication", "NO_POWER",
+           "on_seed_set", "seed_based", "replication", "NO_POWER", "short_reason", "deciding_numbers",
            "book_notebooks", "toc_documents", "evaluate", "evidence_markdown", "markdown_table"]
 
 #: the only verdict words
@@ -92,6 +92,8 @@ class Claim:
     primary: str = ""
     margin: str = ""
     family: str = ""
+    #: the evidence whose number the ledger's table shows beside the short reason
+    deciding: tuple = ()
 
     def __post_init__(self):
         if not self.id.startswith("claim-"):
@@ -528,6 +530,9 @@ def rule_idle_blocks(ev) -> Verdict:
 #: negligible: it is under the seed-to-seed spread of one run's final loss (about 0.01-0.02
 #: nats/char, Chapter 7), so no single comparison of two depths could see it
 DEPTH_SLOPE_MARGIN = 0.01
+#: Chapter 7 names a placement more than this many nats/char behind Pre-LN at the same depth as
+#: not comparably trained (a report, read by no rule)
+TRAINED_GAP = 0.15
 #: the fixes Chapter 8 compares with Pre-LN at equal depth
 GAP_FIXES = ("peri_ln", "resi_dual", "ln_scaling")
 
@@ -760,7 +765,8 @@ CLAIMS: list[Claim] = [
           card="Theorem 3.3 gives ω_k² under the independence assumption",
           primary="SymPy's residual of the closed form; the largest |z| of the Monte Carlo over k at d = 4096 and d = 16",
           margin="a z statistic beyond the Bonferroni critical value over the chapter's grid (alpha 0.01)",
-          family="Chapter 2's Monte Carlo grid, Bonferroni over k"),
+          family="Chapter 2's Monte Carlo grid, Bonferroni over k",
+          deciding=(E.THM33_MAXZ_RAW_SMALL_D, E.THM33_MAXZ_CORRECTED_SMALL_D)),
     Claim("claim-mean-abs-rate", "Corollary 3.4: O(1/√k) per coordinate",
           r"Per coordinate, $E|\mathrm{LN}(x^a_{k+1}) - \mathrm{LN}(x^a_k)| = O(1/\sqrt{k})$.",
           (("chapters/03_corollary_34", "cor-mean-abs"),),
@@ -768,7 +774,8 @@ CLAIMS: list[Claim] = [
           card="per coordinate E[|·|] ~ O(1/√k)",
           primary="lim sqrt(k) w_k (SymPy), the remainder constant, the Monte Carlo's largest |z|",
           margin="ROUNDING for exact values; the Bonferroni critical z (alpha 0.01)",
-          family="Chapter 3's Monte Carlo grid, Bonferroni over k"),
+          family="Chapter 3's Monte Carlo grid, Bonferroni over k",
+          deciding=(E.COR34_SQRTK_LIMIT, E.COR34_MAXZ)),
     Claim("claim-output-rate", "Corollary 3.5: O(1/√N) at the output",
           r"Adding a block to an $N-1$ block model changes the normalised output by $O(1/\sqrt{N})$.",
           (("chapters/04_corollary_35", "cor-output"), ("chapters/06_initialisation", "")),
@@ -777,7 +784,8 @@ CLAIMS: list[Claim] = [
           card="The same argument at the output gives O(1/√N) for the effect of adding a block to an N−1 block model.",
           primary="the random Pre-LN transformer's exponent of the output change against the exact curve's, N = 4..48",
           margin="EXP_MARGIN = 0.1 (the book's one exponent margin: a tenth of the theorem's -1)",
-          family="Chapter 6's family of 23 claims"),
+          family="Chapter 6's family of 23 claims",
+          deciding=(E.COR35_RANDOM_EXP,)),
     Claim("claim-fifth-at-24", "About a fifth at k = 24",
           "At $k = 24$ the per-layer change is about a fifth of its value at $k = 1$, not a thousandth.",
           (("chapters/03_corollary_34", "tbl-fifth"),),
@@ -786,7 +794,8 @@ CLAIMS: list[Claim] = [
           card="At k = 24 the per-layer change is about a fifth of its value at k = 1, not a thousandth.",
           primary="the exact ratios omega_24 / omega_1 in each convention",
           margin="'about a fifth': 1/5 is the nearest unit fraction (4.5 < 1/ratio < 5.5)",
-          family="exact values: no test"),
+          family="exact values: no test",
+          deciding=(E.FIFTH_RATIO_SEED_K2, E.FIFTH_RATIO_APPROX)),
     Claim("claim-independence", "The independence assumption does the work",
           "The independence assumption is doing the work: in a trained network block outputs are "
           "neither Gaussian nor independent, and that correlation is what most likely changes the exponent.",
@@ -800,7 +809,8 @@ CLAIMS: list[Claim] = [
                   "k = 2..L, rho's convention; 95 % t interval over seeds",
           margin="SPLIT_BOUNDARY = 1/2: 'most likely to change the exponent' means carrying more of the shift "
                  "than the one other departure, the unequal variances",
-          family="one test"),
+          family="one test",
+          deciding=(E.SPLIT_CORR_SHARE,)),
     Claim("claim-init-not-training", "Initialisation better than training",
           "The theory describes a freshly initialised network better than a trained one.",
           (("chapters/07_training", "fig-exponent-training"), ("chapters/06_initialisation", "fig-init-curves")),
@@ -811,7 +821,8 @@ CLAIMS: list[Claim] = [
           primary="the exponent of omega_k^2 over k = 2..24 of the same Pre-LN runs at step 0 and at the end, each "
                   "against the theorem's over the same range and convention, TOST widened by its fit-start shift",
           margin="EXP_MARGIN = 0.1",
-          family=_TWO),
+          family=_TWO,
+          deciding=(E.INIT_EXP_TRAINEDRUNS_PRE_LN, E.TRAINED_EXP_PRE_LN)),
     Claim("claim-compensation", "Training could compensate",
           "A model could learn to compensate by scaling later blocks' outputs up.",
           (("chapters/07_training", "fig-trained-predictions"), ("chapters/09_pretrained", "fig-pretrained-growth")),
@@ -821,7 +832,8 @@ CLAIMS: list[Claim] = [
           primary="the slope of log s_k^2 (block k's output variance) on log k over k = 4..L-1 (past the "
                   "three-block front, the last block apart), in toy Pre-LN L = 24, SmolLM2 and Qwen",
           margin="0 (scaled up) and EXP_MARGIN = 0.1 (not scaled up by more than the exponent margin)",
-          family="one family of three readings (Bonferroni, 1 - 0.05/3 each)"),
+          family="one family of three readings (Bonferroni, 1 - 0.05/3 each)",
+          deciding=(E.VAR_EXP_TOY, E.VAR_EXP['smollm2'], E.VAR_EXP['qwen'])),
     Claim("claim-idle-blocks", "Later blocks contribute a vanishing share",
           "Later Pre-LN blocks contribute a vanishing share of the stream, so deep blocks idle.",
           (("chapters/08_cost", "fig-ablation"),),
@@ -831,7 +843,8 @@ CLAIMS: list[Claim] = [
                   "L = 24, every run; 95 % t interval over seeds of its logarithm",
           margin="1 (later blocks cost less) and the theorem's own ratio of omega_k^2 over the same blocks "
                  "('vanishing' at the card's rate)",
-          family="one test"),
+          family="one test",
+          deciding=(E.HALF_RATIO_TOY,)),
     Claim("claim-depth-cost", "The depth at which it costs accuracy",
           "Deep Pre-LN blocks cannot refine the representation; the depth at which this starts to cost "
           "accuracy is the practical question the card leaves open.",
@@ -843,7 +856,8 @@ CLAIMS: list[Claim] = [
                   "at the ladder's rate; then each fix minus Pre-LN at equal depths >= 8, every run",
           margin="DEPTH_SLOPE_MARGIN = 0.01 nats/char per doubling: under the seed-to-seed spread of one "
                  "run's final loss",
-          family="one family of four (the slope and three gaps; 1 - 0.05/4 each)"),
+          family="one family of four (the slope and three gaps; 1 - 0.05/4 each)",
+          deciding=(E.DEPTH_SLOPE_PRE_LN,)),
     Claim("claim-fixes-escape", "The fixes are rearrangements that escape the decay",
           "The fixes in the literature are rearrangements, not removals (Peri-LN, this paper's two streams), "
           "and they escape the decay.",
@@ -854,7 +868,8 @@ CLAIMS: list[Claim] = [
                "peri-layernorm placements, and this paper’s own two streams",
           primary="each placement's exponent at initialisation against Pre-LN's (t intervals over seeds)",
           margin="non-overlap of the intervals",
-          family="Chapter 6's family of 23 claims"),
+          family="Chapter 6's family of 23 claims",
+          deciding=(E.INIT_EXP['peri_ln'], E.INIT_EXP['resi_dual'])),
     Claim("claim-gradients-undamped", "Pre-LN gradients are undamped",
           "Because the residual path is never renormalised, gradients reach Pre-LN's early blocks undamped; "
           "the gradient problem of Post-LN does not arise.",
@@ -863,7 +878,8 @@ CLAIMS: list[Claim] = [
           card="so gradients reach the early blocks undamped",
           primary="the first/last block gradient-norm ratio at initialisation, Pre-LN and Post-LN",
           margin="1, the ratio of no damping",
-          family=_TWO),
+          family=_TWO,
+          deciding=(E.GRAD_RATIO['pre_ln'], E.GRAD_RATIO['post_ln'])),
     Claim("claim-pretrained", "Real pretrained models",
           "A real pretrained Pre-LN model's per-layer change decays at the theorem's rate.",
           (("chapters/09_pretrained", "tbl-pretrained-exponents"),),
@@ -874,7 +890,8 @@ CLAIMS: list[Claim] = [
           primary="SmolLM2's exponent of omega_k^2 over k = 2..30, widened by the quantisation bound and the "
                   "fit-start shift, against the theorem's over the same range and convention",
           margin="EXP_MARGIN = 0.1",
-          family="Chapter 9's two Pre-LN families (Bonferroni, 97.5 % each)"),
+          family="Chapter 9's two Pre-LN families (Bonferroni, 97.5 % each)",
+          deciding=(E.PRETRAINED_EXP['smollm2'],)),
     Claim("claim-two-families", "The Pre-LN law in two trained families",
           "Trained Pre-LN language models of two families (SmolLM2, Qwen2.5) show the theorem's "
           "per-layer decay.",
@@ -884,7 +901,8 @@ CLAIMS: list[Claim] = [
                "promote_when asks for.",
           primary="each family's widened exponent against its matched reference, and its curvature drift",
           margin="EXP_MARGIN = 0.1",
-          family=_TWO),
+          family=_TWO,
+          deciding=(E.PRETRAINED_EXP['smollm2'], E.PRETRAINED_EXP['qwen'])),
     Claim("claim-pretrained-idle", "Later blocks of real Pre-LN models idle",
           "In real Pre-LN models the later blocks are idle: skipping one costs less the deeper it is.",
           (("chapters/09_pretrained", "fig-skip-cost"),),
@@ -895,7 +913,8 @@ CLAIMS: list[Claim] = [
           primary="per family the mean skip cost of blocks L/2+1..L (the last included) over that of blocks "
                   "4..L/2; percentile bootstrap over sequences",
           margin="1 and the theorem's own ratio over the same blocks",
-          family=_TWO),
+          family=_TWO,
+          deciding=(E.HALF_RATIO['smollm2'], E.HALF_RATIO['qwen'])),
     Claim("claim-redundancy-metric", "The change predicts which blocks can go",
           "The per-layer change, the theorem's quantity, tells which blocks of a real Pre-LN model "
           "can be skipped at least as well as the published redundancy metrics.",
@@ -908,7 +927,8 @@ CLAIMS: list[Claim] = [
                   "for angular distance, relative contribution and deepest-first (block influence is the change "
                   "itself up to the mean and eps terms, and is not counted)",
           margin="RHO_MARGIN = 0.1, a tenth of the distance between a perfect ranking and none",
-          family="one family of six (2 models x 3 competitors)"),
+          family="one family of six (2 models x 3 competitors)",
+          deciding=(E.METRIC_RHO_CHANGE['smollm2'], E.METRIC_RHO_CHANGE['qwen'])),
     Claim("claim-front", "Past the front: does the decay resume?",
           "Whether training reduces, preserves or amplifies the decay is open. Past a front of its first "
           "blocks, trained Pre-LN's per-layer change resumes the theorem's decay, offset by the front "
@@ -920,7 +940,8 @@ CLAIMS: list[Claim] = [
           primary="each deep run's local slope over k in [L/2, L] placed between its depth's two predicted slopes "
                   "(results/predictions/front.json), u = -1 front, +1 level; mean over the deep runs",
           margin="0, the midpoint between the two predictions; the front model's own interval for its rate",
-          family=_TWO),
+          family=_TWO,
+          deciding=(E.FRONT_POSITION,)),
     Claim("claim-promote", "promote_when: the cheap measurement",
           "Promote the theory when the cheap, unpublished measurement -- the per-layer change of trained "
           "Pre-LN networks -- follows the predicted rate.",
@@ -931,7 +952,8 @@ CLAIMS: list[Claim] = [
                "promote_when asks for.",
           primary="the trained Pre-LN exponent (TOST, widened by its fit-start shift) and SmolLM2's widened interval",
           margin="EXP_MARGIN = 0.1",
-          family=_TWO),
+          family=_TWO,
+          deciding=(E.TRAINED_EXP_PRE_LN, E.PRETRAINED_EXP['smollm2'])),
 ]
 
 
@@ -1000,6 +1022,31 @@ def replication(evidence: Mapping[str, float], claims=None) -> list[dict]:
             rep = "yes" if h.word == d.word else "no"
         rows.append({"claim": c, "discovery": d, "heldout": h, "all": v, "replicated": rep})
     return rows
+
+
+def deciding_numbers(claim: Claim, evidence: Mapping[str, float]) -> str:
+    """The numbers of ``claim.deciding``, each with its interval where it has one."""
+    out = []
+    for e in claim.deciding:
+        if e not in evidence:
+            continue
+        v = evidence[e]
+        if e.kind != "value" and e.lo in evidence:
+            out.append(f"{_g(v)} [{_g(evidence[e.lo])}, {_g(evidence[e.hi])}]")
+        else:
+            out.append(_g(v))
+    return ", ".join(out)
+
+
+def short_reason(verdict: Verdict, limit: int = 160) -> str:
+    """The verdict's reason in one short sentence, for the ledger's table: the words before the
+    reason's first ": " (every rule writes "what it found: the numbers"), else its first
+    "; "-separated part; cut at ``limit`` characters. The full reason stays in the verdict."""
+    r = verdict.reason
+    head = r.split(": ", 1)[0] if ": " in r else r.split("; ", 1)[0]
+    if ": " in r and len(head) < 25:          # a bare label ("margin 0.1"): keep the numbers after it
+        head = r.split("; ", 1)[0]
+    return head if len(head) <= limit else head[:limit - 1].rstrip() + "…"
 
 
 #: what a verdict of ``claim-promote`` says about the card's status (Proposed)
