@@ -30,7 +30,7 @@ book: $(STAMP)
 test: $(STAMP)
 	bash tools/ensure_chromium.sh
 	$(BIN)/pytest -q $(XDIST) tests resdecay_lib
-	$(BIN)/pytest -q $(XDIST) --nbval chapters
+	$(BIN)/pytest -q $(XDIST) --nbval chapters intro.ipynb
 	$(MAKE) --no-print-directory stored-build
 
 # the book built from the outputs stored in the notebooks, executing nothing
@@ -47,11 +47,11 @@ unit: $(STAMP)
 	$(BIN)/pytest -q $(XDIST) tests resdecay_lib
 
 nbval: $(STAMP)
-	$(BIN)/pytest -q $(XDIST) --nbval chapters
+	$(BIN)/pytest -q $(XDIST) --nbval chapters intro.ipynb
 
-## chapters: re-execute every chapter in place (10, the ledger, last), refreshing the stored outputs nbval compares; regenerate the labels page
+## chapters: re-execute every chapter in place (10, the ledger, then the Preface, which glues the findings, last), refreshing the stored outputs nbval compares; regenerate the labels page
 chapters: $(STAMP)
-	for nb in chapters/*.ipynb; do echo "$$nb"; $(BIN)/jupyter execute --inplace "$$nb" || exit 1; done
+	for nb in chapters/*.ipynb intro.ipynb; do echo "$$nb"; $(BIN)/jupyter execute --inplace "$$nb" || exit 1; done
 	$(BIN)/python tools/labels.py   # the labels page lists every label the chapters define
 
 ## bench: every benchmark under benchmarks/, each printing its ratios

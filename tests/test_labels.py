@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import collections
 import pathlib
+import json
 import re
 import sys
 
@@ -102,9 +103,11 @@ def test_citation_cff_is_complete():
 
 
 def test_preface_has_how_to_cite_with_bibtex():
-    intro = (ROOT / "intro.md").read_text(encoding="utf-8")
+    # the Preface is a notebook (it glues the findings): its markdown cells' text
+    nb = json.loads((ROOT / "intro.ipynb").read_text(encoding="utf-8"))
+    intro = "\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown")
     section = intro.split("## How to cite", 1)
-    assert len(section) == 2, "intro.md has no '## How to cite' section"
+    assert len(section) == 2, "intro.ipynb has no '## How to cite' section"
     bib = re.search(r"```(?:bibtex|bib)\n(@\w+\{[^,]+,.*?\n\})\n```", section[1], re.S)
     assert bib, "no BibTeX block in 'How to cite'"
     assert all(f in bib.group(1) for f in ("title", "author", "year", "version"))

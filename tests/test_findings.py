@@ -1,0 +1,36 @@
+"""The findings the README states are the ones the stored evidence gives (tools/findings.py)."""
+import pathlib
+import sys
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tools"))
+
+import findings as tool  # noqa: E402  (tools/findings.py)
+
+from resdecay_lib import findings, ledger  # noqa: E402
+
+
+def test_readme_states_the_findings_the_stored_evidence_gives():
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    if tool.START not in text:
+        pytest.fail("README.md has no findings block: run python tools/findings.py")
+    assert tool.block() in text, "README.md's findings are stale: run python tools/findings.py"
+
+
+def test_findings_cite_the_ledgers_verdicts_and_move_with_the_evidence():
+    ev = ledger.read_evidence(ROOT / "chapters")
+    text = findings.findings_markdown(ev)
+    verdicts = {c.id: v.word for c, v in ledger.evaluate(ev)}
+    assert f"claim-init-not-training: {verdicts['claim-init-not-training']}" in text
+    moved = dict(ev)
+    moved["ev_trained_exp_pre_ln"] = ev["ev_trained_exp_pre_ln"] - 0.5
+    assert findings.findings_markdown(moved) != text
+
+
+def test_headline_rows_carry_intervals_and_their_matched_references():
+    ev = ledger.read_evidence(ROOT / "chapters")
+    for r in findings.headline(ev):
+        assert r["lo"] <= r["value"] <= r["hi"] or r["value"] != r["value"]
+        assert r["verdict"] in ledger.VERDICTS

@@ -1,0 +1,37 @@
+"""Write the book's findings into README.md, between its findings markers.
+
+The paragraph is resdecay_lib.findings.abstract(ROOT): the stored evidence and the ledger's
+verdicts, nothing typed. tests/test_findings.py fails when the README's block is stale, as
+tests/test_labels.py does for the labels page. Run after `make chapters`:
+    python tools/findings.py
+"""
+import pathlib
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from resdecay_lib import findings  # noqa: E402
+
+START, END = "<!-- findings:start -->", "<!-- findings:end -->"
+
+
+def block() -> str:
+    return f"{START}\n{findings.abstract(ROOT)}\n{END}"
+
+
+def main() -> int:
+    path = ROOT / "README.md"
+    text = path.read_text(encoding="utf-8")
+    if START not in text or END not in text:
+        print(f"README.md has no {START} ... {END} block", file=sys.stderr)
+        return 1
+    head, rest = text.split(START, 1)
+    _, tail = rest.split(END, 1)
+    path.write_text(head + block() + tail, encoding="utf-8")
+    print("README.md: findings written")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
