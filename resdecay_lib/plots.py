@@ -14,7 +14,8 @@ import numpy as np  # noqa: E402
 
 from ._checks import check_int  # noqa: E402
 
-__all__ = ["NAMES", "K_TICKS", "log_k_axis", "close", "DIGEST_DIGITS", "data_digest", "glue_figure", "forest", "init_curves", "grad_profiles", "sublayer_changes", "line_panels", "exponent_through_training", "change_curves", "loss_curves",
+__all__ = ["NAMES", "K_TICKS", "log_k_axis", "close", "COLUMN_IN", "MIN_FONT_PT", "PANEL_H", "PAD_IN", "column_panels",
+           "legend_below", "share_ylabel", "finish", "shown_width", "effective_sizes", "DIGEST_DIGITS", "data_digest", "glue_figure", "forest", "init_curves", "grad_profiles", "sublayer_changes", "line_panels", "exponent_through_training", "change_curves", "loss_curves",
            "ablation_profiles", "depth_curves", "correlation_maps", "rc_profiles", "skip_costs",
            "pruning_curves", "norm_readings", "theorem_simulation", "remainder_panels",
            "scaled_simulation", "limit_curves", "simulation_vs_prediction"]
@@ -54,6 +55,131 @@ def _color(arch: str) -> str:
 def close(fig) -> None:
     """Close a figure once it is glued, so the notebook does not show it a second time."""
     plt.close(fig)
+
+
+# --- sizes: every figure is drawn at the size it is shown ------------------------------------
+
+#: the book's column for a figure, in inches of a PNG drawn at matplotlib's 100 dpi (what the
+#: notebooks store): sphinx-book-theme 1.3 gives a figure's image at most 672 CSS px at a 1280 px
+#: window (688 px of text less the figure's padding; 740 px and more at other window widths),
+#: measured with headless Chromium, so a PNG up to 6.7 in (670 px) is shown 1:1 and a wider one
+#: is scaled down. A CSS px is 1/96 in, so 1:1 shows a figure's 9 pt as 9.4 pt. The PDF's column
+#: (``tools/pdf.py``) is wider, so there a figure is never scaled down either.
+COLUMN_IN = 6.7
+#: the smallest font size, in points, of any text in a figure shown at the column's width
+MIN_FONT_PT = 9.0
+#: each panel's height in a grid of panels (inches)
+PANEL_H = 2.5
+#: the white margin a notebook's PNG adds on each side (``savefig.pad_inches``, with ``bbox_inches="tight"``)
+PAD_IN = 0.1
+
+_RC = {"font.size": MIN_FONT_PT, "axes.titlesize": MIN_FONT_PT + 1, "axes.labelsize": MIN_FONT_PT,
+       "xtick.labelsize": MIN_FONT_PT, "ytick.labelsize": MIN_FONT_PT, "legend.fontsize": MIN_FONT_PT,
+       "legend.title_fontsize": MIN_FONT_PT, "figure.titlesize": MIN_FONT_PT + 1,
+       "figure.labelsize": MIN_FONT_PT, "legend.handlelength": 1.8, "legend.columnspacing": 1.2}
+
+
+def column_panels(n: int = 1, *, ncols: int | None = None, panel_height: float = PANEL_H,
+                  width: float = COLUMN_IN - 2 * PAD_IN, height: float | None = None, **subplot_kw):
+    """A figure for the book's column: ``n`` panels in a grid of ``ncols`` columns (default: one
+    panel alone, two side by side, more in two columns, never a strip), ``width`` inches wide (at
+    most :data:`COLUMN_IN`), with constrained layout and the book's font sizes; returns
+    ``(fig, axes)``, axes a flat list of ``n`` (a grid's unused cells are removed, so the figure
+    has exactly ``n`` axes). The default width leaves room for the PNG's margins (:data:`PAD_IN`),
+    so the stored image is the column's width. Every figure function draws into it and ends
+    with :func:`finish`.
+
+    >>> fig, axes = column_panels(4)
+    >>> len(axes), fig.get_size_inches().round(2).tolist()
+    (4, [6.5, 5.0])
+    >>> close(fig)
+    """
+    check_int("n", n, 1)
+    if width > COLUMN_IN - 2 * PAD_IN + 1e-9:
+        raise ValueError(f"width must be at most the column's {COLUMN_IN} in less the PNG's margins, got {width}")
+    ncols = ncols or min(n, 2)
+    nrows = -(-n // ncols)
+    with plt.rc_context(_RC):
+        fig, grid = plt.subplots(nrows, ncols, squeeze=False, layout="constrained",
+                                 figsize=(width, height or panel_height * nrows), **subplot_kw)
+    axes = list(grid.ravel())
+    for ax in axes[n:]:
+        fig.delaxes(ax)
+    for ax in axes[:n]:
+        _floor_ticks(ax)
+    return fig, axes[:n]
+
+
+def _floor_ticks(ax) -> None:
+    """Tick labels made later (at draw time, outside this module's rc) keep the book's size."""
+    for axis in (ax.xaxis, ax.yaxis):
+        for which in ("major", "minor"):
+            axis.set_tick_params(which=which, labelsize=max(MIN_FONT_PT, _tick_size(axis, which)))
+
+
+def _tick_size(axis, which: str) -> float:
+    ticks = axis.get_major_ticks() if which == "major" else axis.get_minor_ticks()
+    return ticks[0].label1.get_fontsize() if ticks else MIN_FONT_PT
+
+
+def legend_below(fig, axes, ncol: int = 2, loc: str = "outside lower center", only=None, **kw):
+    """One legend for the whole figure, under its panels (outside them, so it hides no data):
+    the labelled lines of ``axes`` (an axes or a list), each label once, in order (``only``: a
+    set of the labels to show)."""
+    seen = {}
+    for ax in np.atleast_1d(axes):
+        for h, lab in zip(*ax.get_legend_handles_labels()):
+            if lab not in seen and (only is None or lab in only):
+                seen[lab] = h
+    if not seen:
+        return None
+    return fig.legend(list(seen.values()), list(seen), loc=loc, ncol=min(ncol, len(seen)),
+                      fontsize=MIN_FONT_PT, **kw)
+
+
+def share_ylabel(fig, ax) -> None:
+    """With panels in more than one row, the first panel's y label (the one its data digest
+    reads) is drawn once for the whole figure, beside every row."""
+    if len({a.get_subplotspec().rowspan.start for a in fig.get_axes() if a.get_subplotspec()}) > 1:
+        fig.supylabel(ax.get_ylabel(), fontsize=MIN_FONT_PT)
+        ax.yaxis.label.set_visible(False)
+
+
+def finish(fig):
+    """The last step of every figure function: no text smaller than :data:`MIN_FONT_PT` (a floor
+    on every text the figure holds, tick labels made later included); returns ``fig``."""
+    import matplotlib.text
+    for t in fig.findobj(matplotlib.text.Text):
+        if t.get_fontsize() < MIN_FONT_PT:
+            t.set_fontsize(MIN_FONT_PT)
+    for ax in fig.get_axes():
+        _floor_ticks(ax)
+        ax.title.set_wrap(True)       # a long title breaks into lines at draw time; its text is unchanged
+    return fig
+
+
+def shown_width(fig) -> float:
+    """Width in inches of the PNG a notebook stores for ``fig`` (``bbox_inches="tight"``, padded
+    by 0.1 in each side): what the column scales down when it is wider than :data:`COLUMN_IN`."""
+    fig.canvas.draw()
+    return fig.get_tightbbox(fig.canvas.get_renderer()).width + 2 * PAD_IN
+
+
+def effective_sizes(fig) -> list[tuple[str, float]]:
+    """(text, size in points as a reader sees it) for every visible text of ``fig`` once drawn:
+    its font size times COLUMN_IN / the shown width when the PNG is wider than the column (the
+    page scales it down), else its font size (a narrower PNG is shown at its size)."""
+    import matplotlib.text
+    scale = min(1.0, COLUMN_IN / shown_width(fig))
+    renderer = fig.canvas.get_renderer()
+    out = []
+    for t in fig.findobj(matplotlib.text.Text):
+        if not t.get_visible() or not t.get_text().strip():
+            continue
+        if t.get_window_extent(renderer).width <= 0:
+            continue
+        out.append((t.get_text(), t.get_fontsize() * scale))
+    return out
 
 
 #: significant digits of a figure's data digest: what survives another CPU's last bits
@@ -124,7 +250,7 @@ def init_curves(blk: dict, sub: dict, theory: dict, dual=None):
     """
     _check_panels("blk", blk)
     _check_panels("sub", sub)
-    fig, axes = plt.subplots(1, 2, figsize=(10, 4), sharey=True)
+    fig, axes = column_panels(2, height=4.3, sharey=True)
     for ax, curves, w, title in ((axes[0], blk, theory["blk"], "block granularity"),
                                  (axes[1], sub, theory["sub"], "sublayer granularity")):
         k = np.arange(1, len(w) + 1)
@@ -137,50 +263,49 @@ def init_curves(blk: dict, sub: dict, theory: dict, dual=None):
                 ax.plot(k, dual, color=_color("resi_dual"), lw=1, ls=":", label="resi_dual, dual stream $x_d$")
         ax.set(xscale="log", yscale="log", title=title,
                xlabel="$k$ (block)" if curves is blk else "$k$ (residual addition)")
+        log_k_axis(ax, len(w))
     axes[0].set_ylabel(r"$\|\mathrm{LN}_0(x_{k+1}) - \mathrm{LN}_0(x_k)\|^2 / d$")
-    axes[0].legend(fontsize=7, loc="lower left")
-    fig.tight_layout()
-    return fig
+    legend_below(fig, axes[0], ncol=3)
+    return finish(fig)
 
 
 def grad_profiles(grads: dict):
     """Chapter 6: {arch: mean gradient norm of block k's parameters, k = 1..L} on log axes."""
     _check_panels("grads", grads)
-    fig, ax = plt.subplots(figsize=(6, 4))
+    fig, (ax,) = column_panels(1, width=5.6, height=3.6)
     for arch, g in grads.items():
         ax.plot(np.arange(1, len(g) + 1), g, color=_color(arch), label=arch,
                 ls="--" if arch == "resi_dual" else "-")
     ax.set(xscale="log", yscale="log", xlabel="block $k$", ylabel="gradient norm of block $k$'s parameters")
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    return fig
+    ax.legend(ncol=2)
+    return finish(fig)
 
 
 def sublayer_changes(panels: dict, ticks=K_TICKS):
     """Chapter 9: {title: (k, attention-step change, MLP-step change)}, one log-log panel each."""
     _check_panels("panels", panels)
-    fig, axes = plt.subplots(1, len(panels), figsize=(3.5 * len(panels), 3.4), sharey=True, squeeze=False)
-    for ax, (title, (k, att, mlp)) in zip(axes[0], panels.items()):
+    fig, axes = column_panels(len(panels), sharey=True)
+    for ax, (title, (k, att, mlp)) in zip(axes, panels.items()):
         ax.plot(k, att, "o-", ms=3, label="attention step")
         ax.plot(k, mlp, "s-", ms=3, label="MLP step")
         ax.set(xscale="log", yscale="log", xlabel="block $k$", title=title)
         log_k_axis(ax, int(np.max(k)), ticks)
-    axes[0][0].set_ylabel("change per sublayer")
-    axes[0][0].legend(fontsize=7)
-    fig.tight_layout()
-    return fig
+    axes[0].set_ylabel("change per sublayer")
+    share_ylabel(fig, axes[0])
+    legend_below(fig, axes[0])
+    return finish(fig)
 
 
 def line_panels(panels: dict, ylabel: str, log_k: bool = True, ticks=K_TICKS, sharey: bool = True):
-    """Side-by-side panels of lines against block k (Chapter 9's per-model figures).
+    """Panels of lines against block k, two to a row (Chapter 9's per-model figures).
 
     ``panels``: {title: [line, ...]}, each line a dict with ``k``, ``y`` and optionally
     ``yerr`` (drawn as error bars), ``fmt`` (a matplotlib format string), ``label``, ``color``.
     ``log_k``: a log k axis with plain labels at ``ticks``; y is always logarithmic.
     """
     _check_panels("panels", panels)
-    fig, axes = plt.subplots(1, len(panels), figsize=(3.5 * len(panels), 3.6), sharey=sharey, squeeze=False)
-    for ax, (title, lines) in zip(axes[0], panels.items()):
+    fig, axes = column_panels(len(panels), sharey=sharey)
+    for ax, (title, lines) in zip(axes, panels.items()):
         kmax = 1
         for ln in lines:
             k, y = np.asarray(ln["k"]), np.asarray(ln["y"], float)
@@ -193,10 +318,17 @@ def line_panels(panels: dict, ylabel: str, log_k: bool = True, ticks=K_TICKS, sh
         ax.set(yscale="log", xlabel="block $k$", title=title)
         if log_k:
             log_k_axis(ax, kmax, ticks)
-    axes[0][0].set_ylabel(ylabel)
-    axes[0][0].legend(fontsize=7, loc="lower left" if sharey else "best")
-    fig.tight_layout()
-    return fig
+    axes[0].set_ylabel(ylabel)
+    share_ylabel(fig, axes[0])
+    # labels every panel has go under the figure; a panel's own (a fit naming its exponent) in it
+    labels = [set(ax.get_legend_handles_labels()[1]) for ax in axes]
+    shared = set.intersection(*labels)
+    legend_below(fig, axes[0], only=shared)
+    for ax, own in zip(axes, labels):
+        if own - shared:
+            hl = [(h, lab) for h, lab in zip(*ax.get_legend_handles_labels()) if lab not in shared]
+            ax.legend(*zip(*hl), loc="lower left" if sharey else "best")
+    return finish(fig)
 
 
 def exponent_through_training(rows: dict, title: str):
@@ -204,7 +336,7 @@ def exponent_through_training(rows: dict, title: str):
     _check_panels("rows", rows)
     if not isinstance(title, str):
         raise TypeError(f"title must be a str, got {type(title).__name__}")
-    fig, ax = plt.subplots(figsize=(6.8, 3.8))
+    fig, (ax,) = column_panels(1, height=4.4)
     for i, (a, pts) in enumerate(rows.items()):
         st = np.array([p[0] for p in pts], float)
         x = np.where(st == 0, st[1] / 3 if len(st) > 1 else 1, st) * (1 + 0.04 * (i - 2))
@@ -215,10 +347,9 @@ def exponent_through_training(rows: dict, title: str):
     ax.set_xscale("log")
     ax.set_xlabel("training step (step 0 drawn at the left)")
     ax.set_ylabel(r"exponent of $\omega_k^2$")
-    ax.set_title(title, fontsize=9)
-    ax.legend(fontsize=7, ncol=2)
-    fig.tight_layout()
-    return fig
+    ax.set_title(title, fontsize=MIN_FONT_PT, wrap=True)
+    legend_below(fig, ax, ncol=2)
+    return finish(fig)
 
 
 def change_curves(curves: dict, theory: dict, L: int):
@@ -227,8 +358,7 @@ def change_curves(curves: dict, theory: dict, L: int):
     if not isinstance(theory, dict):
         raise TypeError(f"theory must be a dict {{label: curve}}, got {type(theory).__name__}")
     check_int("L", L, 1)
-    fig, axes = plt.subplots(1, len(curves), figsize=(2.8 * len(curves), 3.0), sharey=True)
-    axes = np.atleast_1d(axes)
+    fig, axes = column_panels(len(curves), panel_height=2.1, sharey=True)
     k = np.arange(1, L + 1)
     for ax, (a, byw) in zip(axes, curves.items()):
         for j, (w, (m, se)) in enumerate(byw.items()):
@@ -239,12 +369,12 @@ def change_curves(curves: dict, theory: dict, L: int):
             ax.plot(k, y[:L], st, lw=1, label=lab)
         log_k_axis(ax, L)
         ax.set_yscale("log")
-        ax.set_title(NAMES.get(a, a), fontsize=9)
+        ax.set_title(NAMES.get(a, a))
         ax.set_xlabel("block k")
     axes[0].set_ylabel(r"$\omega_k^2$ measured")
-    axes[0].legend(fontsize=6)
-    fig.tight_layout()
-    return fig
+    share_ylabel(fig, axes[0])
+    legend_below(fig, axes[0], ncol=1)
+    return finish(fig)
 
 
 def loss_curves(curves: dict, baselines: dict):
@@ -252,42 +382,40 @@ def loss_curves(curves: dict, baselines: dict):
     _check_panels("curves", curves)
     if not isinstance(baselines, dict):
         raise TypeError(f"baselines must be a dict {{label: loss}}, got {type(baselines).__name__}")
-    fig, ax = plt.subplots(figsize=(6.4, 3.6))
+    fig, (ax,) = column_panels(1, height=4.0)
     for i, (lab, (s, y)) in enumerate(curves.items()):
         ax.plot(np.maximum(s, 1), y, "-", lw=1, color=f"C{i % 10}", label=lab)
     for j, (lab, v) in enumerate(baselines.items()):
         ax.axhline(v, color="0.5", lw=0.8, ls=("--", ":", "-.", (0, (1, 3)))[j % 4])
-        ax.text(1.05, v, lab, fontsize=7, va="bottom", color="0.3")
+        ax.text(1.05, v, lab, fontsize=MIN_FONT_PT, va="bottom", color="0.3")
     ax.set_xscale("log")
     ax.set_xlabel("training step")
     ax.set_ylabel("validation loss (nats/char)")
     ax.set_ylim(1.4, 3.6)
-    ax.legend(fontsize=6, ncol=2)
-    fig.tight_layout()
-    return fig
+    legend_below(fig, ax, ncol=2)
+    return finish(fig)
 
 
 def ablation_profiles(profiles: dict):
     """profiles: {title: (delta_mean [L], se [L])}: loss increase from removing block k."""
     _check_panels("profiles", profiles)
-    fig, axes = plt.subplots(1, len(profiles), figsize=(2.8 * len(profiles), 3.0))
-    axes = np.atleast_1d(axes)
+    fig, axes = column_panels(len(profiles), panel_height=2.3)
     for ax, (t, (m, se)) in zip(axes, profiles.items()):
         k = np.arange(1, len(m) + 1)
         ax.bar(k[1:], m[1:], yerr=2 * np.asarray(se[1:]), color="C0", width=0.7)
-        ax.set_title(f"{t}\nblock 1: {m[0]:.2f}", fontsize=8)
+        ax.set_title(f"{t}\nblock 1: {m[0]:.2f}", fontsize=MIN_FONT_PT)
         ax.axhline(0, color="k", lw=0.5)
         ax.set_xlabel("block k removed (k >= 2)")
+        ax.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))   # blocks, not 2.5
     axes[0].set_ylabel("validation loss increase")
-    fig.tight_layout()
-    return fig
+    share_ylabel(fig, axes[0])
+    return finish(fig)
 
 
 def depth_curves(panels: dict):
     """panels: {title: {arch: (depths, mean, lo, hi)}}: validation loss against depth."""
     _check_panels("panels", panels)
-    fig, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels), 3.4), sharey=False)
-    axes = np.atleast_1d(axes)
+    fig, axes = column_panels(len(panels), panel_height=2.6)
     for ax, (t, byarch) in zip(axes, panels.items()):
         for i, (a, (d, m, lo, hi)) in enumerate(byarch.items()):
             m, lo, hi = map(np.asarray, (m, lo, hi))
@@ -298,34 +426,34 @@ def depth_curves(panels: dict):
         ax.get_xaxis().set_major_formatter(matplotlib.ticker.ScalarFormatter())
         ax.get_xaxis().set_minor_formatter(matplotlib.ticker.NullFormatter())
         ax.set_xlabel("depth L")
-        ax.set_title(t, fontsize=9)
+        ax.set_title(t, fontsize=MIN_FONT_PT, wrap=True)
     axes[0].set_ylabel("validation loss (nats/char)")
-    for ax in axes:
-        if ax.get_legend_handles_labels()[0]:
-            ax.legend(fontsize=7)
-    fig.tight_layout()
-    return fig
+    share_ylabel(fig, axes[0])
+    # every placement once, for all panels (each panel draws those it has)
+    legend_below(fig, axes, ncol=5)
+    return finish(fig)
 
 
 def correlation_maps(mats: dict):
     """mats: {title: correlation matrix}: the summands' correlations."""
     _check_panels("mats", mats)
-    fig, axes = plt.subplots(1, len(mats), figsize=(3.8 * len(mats), 3.4))
-    axes = np.atleast_1d(axes)
+    fig, axes = column_panels(len(mats), panel_height=3.0)
     for ax, (t, C) in zip(axes, mats.items()):
         im = ax.imshow(C, vmin=-1, vmax=1, cmap="RdBu_r")
-        ax.set_title(t, fontsize=9)
+        ax.set_title(t, fontsize=MIN_FONT_PT)
         ax.set_xlabel("summand j (0 = embedding)")
     axes[0].set_ylabel("summand i")
-    fig.colorbar(im, ax=list(axes), shrink=0.8, label="correlation")
-    return fig
+    share_ylabel(fig, axes[0])
+    cb = fig.colorbar(im, ax=axes, shrink=0.8, label="correlation")
+    _floor_ticks(cb.ax)
+    return finish(fig)
 
 
 def rc_profiles(prof: dict, L: int):
     """prof: {label: (r [L], c [L], s2 [L])}: block output variance, r_k and c_k against k."""
     _check_panels("prof", prof)
     check_int("L", L, 1)
-    fig, axes = plt.subplots(1, 3, figsize=(11, 3.2))
+    fig, axes = column_panels(3)
     k = np.arange(1, L + 1)
     for i, (lab, (r, c, s2)) in enumerate(prof.items()):
         axes[0].plot(k, s2, "o-", ms=2, lw=0.8, color=f"C{i}", label=lab)
@@ -343,10 +471,9 @@ def rc_profiles(prof: dict, L: int):
     axes[2].set_ylabel(r"$c_k$ = cos(stream, block output)")
     for ax in axes:
         ax.set_xlabel("block k")
-    axes[1].legend(fontsize=6)
-    axes[0].legend(fontsize=6)
-    fig.tight_layout()
-    return fig
+    # the fourth cell of the grid holds the legend: the runs, then the theory's lines
+    legend_below(fig, axes[:2], ncol=1, bbox_to_anchor=(0.75, 0.25), loc="center")
+    return finish(fig)
 
 
 #: line style of each ranking in the pruning figure (depthcost.RANKINGS)
@@ -359,9 +486,8 @@ def skip_costs(panels: dict):
     +-2 standard errors over sequences, one panel per model; log y (block 1 often costs ten
     times the rest), so a non-positive mean is drawn at the axis floor as an open marker."""
     _check_panels("panels", panels)
-    n = len(panels)
-    fig, axes = plt.subplots(1, n, figsize=(3.3 * n, 3.2), squeeze=False)
-    for ax, (title, (k, mean, se, ylabel)) in zip(axes[0], panels.items()):
+    fig, axes = column_panels(len(panels))
+    for ax, (title, (k, mean, se, ylabel)) in zip(axes, panels.items()):
         k, mean, se = (np.asarray(v, float) for v in (k, mean, se))
         pos = mean > 0
         floor = mean[pos].min() / 3 if pos.any() else 1e-4
@@ -371,17 +497,15 @@ def skip_costs(panels: dict):
         ax.set(yscale="log", xlabel="block $k$ skipped", title=title, ylabel=ylabel)
         ax.set_ylim(bottom=floor / 2)
         log_k_axis(ax, int(k.max()))
-    fig.tight_layout()
-    return fig
+    return finish(fig)
 
 
 def pruning_curves(panels: dict):
     """panels: {title: ({ranking: (fraction removed [n], mean increase [n])}, band, ylabel)}
     -> the cost as blocks are removed by each ranking, with the noise band (dotted)."""
     _check_panels("panels", panels)
-    n = len(panels)
-    fig, axes = plt.subplots(1, n, figsize=(3.3 * n, 3.3), squeeze=False)
-    for ax, (title, (curves, band, ylabel)) in zip(axes[0], panels.items()):
+    fig, axes = column_panels(len(panels))
+    for ax, (title, (curves, band, ylabel)) in zip(axes, panels.items()):
         for name, (frac, mean) in curves.items():
             color, style = _RANKING_STYLE.get(name, ("C7", "o-"))
             # the change drawn on top and wider: ShortGPT's ranking often removes the same blocks
@@ -392,27 +516,26 @@ def pruning_curves(panels: dict):
         ax.set_yscale("symlog", linthresh=max(band, 1e-3))
         ax.set(xlabel="fraction of blocks removed", title=title, ylabel=ylabel)
         ax.set_ylim(bottom=0)
-    axes[0][0].legend(fontsize=7)
-    fig.tight_layout()
-    return fig
+    legend_below(fig, axes[0], ncol=3)
+    return finish(fig)
 
 
 def norm_readings(panels: dict):
     """panels: {title: {label: (k [L], change [L])}} -> the change through each normaliser."""
     _check_panels("panels", panels)
-    n = len(panels)
-    fig, axes = plt.subplots(1, n, figsize=(3.3 * n, 3.2), squeeze=False)
-    for ax, (title, lines) in zip(axes[0], panels.items()):
+    fig, axes = column_panels(len(panels), sharey=False)
+    for ax, (title, lines) in zip(axes, panels.items()):
         L = 2
         for (label, (k, y)), style in zip(lines.items(), ("o-", "s--", "^:", "k-")):
             ax.plot(k, y, style, ms=3, lw=1, label=label)
             L = max(L, int(np.max(k)))
         ax.set(yscale="log", xlabel="block $k$", title=title)
         log_k_axis(ax, L)
-    axes[0][0].set_ylabel("change")
-    axes[0][0].legend(fontsize=7)
-    fig.tight_layout()
-    return fig
+    axes[0].set_ylabel("change")
+    share_ylabel(fig, axes[0])
+    # every panel's readings (a style can mean another reading in a model without RMSNorm)
+    legend_below(fig, axes, ncol=2)
+    return finish(fig)
 
 
 # --- the theory chapters (2-5): simulations of the Gaussian model against the theory ---------
@@ -440,14 +563,14 @@ def theorem_simulation(k, omega, shown: dict, rel: dict):
     for d, v in rel.items():
         _check_pair(f"rel[{d!r}]", v, 5)
     k = np.asarray(k)
-    fig, (ax0, ax1) = plt.subplots(1, 2, figsize=(11, 4.2))
+    fig, (ax0, ax1) = column_panels(2, height=4.4)
     ax0.loglog(k, omega, color="black", lw=1.2, label=r"theorem $\omega_k^2$")
     ax0.loglog(k, 1 / k, color="grey", lw=0.8, ls=":", label=r"$1/k$")
     for (d, (ks, m, h)), marker in zip(shown.items(), ("o", "s", "^", "D")):
         ax0.errorbar(ks, m, yerr=h, fmt=marker, ms=3, lw=0.8, label=f"simulation, d = {d}")
     ax0.set_xlabel("block k (seed convention)")
     ax0.set_ylabel("mean square change per coordinate")
-    ax0.legend(fontsize=8)
+    ax0.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=1)
     for i, (d, (ks, y, h, first, exact)) in enumerate(rel.items()):
         color = f"C{i % 10}"
         ax1.errorbar(ks, y, yerr=h, fmt="o", ms=2.5, lw=0.6, color=color, label=f"d = {d}")
@@ -456,14 +579,14 @@ def theorem_simulation(k, omega, shown: dict, rel: dict):
     ax1.axhline(0, color="black", lw=0.8)
     ax1.set_xlabel("block k (seed convention)")
     ax1.set_ylabel(r"simulation / $\omega_k^2$ - 1")
-    ax1.legend(fontsize=8, title="dashed: first order; solid: exact", title_fontsize=8)
+    ax1.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=3,
+               title="dashed: first order; solid: exact")
     for ax in (ax0, ax1):
         log_k_axis(ax, int(k.max()), (2, 4, 8, 16, 32, 64))
     ax0.set_yticks([0.02, 0.05, 0.1, 0.2, 0.5])
     ax0.yaxis.set_major_formatter(matplotlib.ticker.ScalarFormatter())
     ax0.yaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
-    fig.tight_layout()
-    return fig
+    return finish(fig)
 
 
 def remainder_panels(k, curves: dict, remainder, levels: dict):
@@ -476,7 +599,7 @@ def remainder_panels(k, curves: dict, remainder, levels: dict):
     _check_panels("curves", curves)
     if not isinstance(levels, dict):
         raise TypeError(f"levels must be a dict {{label: value}}, got {type(levels).__name__}")
-    fig, (ax0, ax1) = plt.subplots(1, 2, figsize=(9, 3.4))
+    fig, (ax0, ax1) = column_panels(2, height=3.2)
     for i, (label, y) in enumerate(curves.items()):
         ax0.loglog(k, y, "-" if i == 0 else "--", label=label)
     ax0.set_xlabel("block index $k$ (seed convention)")
@@ -487,8 +610,7 @@ def remainder_panels(k, curves: dict, remainder, levels: dict):
         ax1.axhline(v, color=color, ls=ls, label=label)
     ax1.set_xlabel("block index $k$ (seed convention)")
     ax1.legend()
-    fig.tight_layout()
-    return fig
+    return finish(fig)
 
 
 def scaled_simulation(points: dict, line: tuple, limit: tuple, xlabel: str, ylabel: str, log_x: bool = False):
@@ -501,19 +623,20 @@ def scaled_simulation(points: dict, line: tuple, limit: tuple, xlabel: str, ylab
     _check_panels("points", points)
     _check_pair("line", line, 3)
     _check_pair("limit", limit, 2)
-    fig, ax = plt.subplots(figsize=(6, 3.6))
+    fig, (ax,) = column_panels(1, width=5.6, height=3.6)
     for i, (d, (k, y, h)) in enumerate(points.items()):
         ax.errorbar(k, y, yerr=h, fmt="o", ms=2.5, color=f"C{i % 10}",
                     label=f"simulation, d = {d}")
     ax.plot(line[0], line[1], "k-", label=line[2])
     ax.axhline(limit[0], color="k", ls=":", label=limit[1])
     if log_x:
-        ax.set_xscale("log")
+        # plain labels at powers of two: matplotlib labels the minor ticks of a log axis under
+        # two decades wide, and they overlap (3 x 10^0 on 4 x 10^0)
+        log_k_axis(ax, int(max(np.max(p[0]) for p in points.values())), tuple(2 ** i for i in range(21)))
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    return fig
+    ax.legend()
+    return finish(fig)
 
 
 def limit_curves(curves: dict, dashed: dict, ylabel: str):
@@ -525,7 +648,7 @@ def limit_curves(curves: dict, dashed: dict, ylabel: str):
     _check_panels("curves", curves)
     if not isinstance(dashed, dict):
         raise TypeError(f"dashed must be a dict {{label: (k, y)}}, got {type(dashed).__name__}")
-    fig, ax = plt.subplots(figsize=(6.2, 3.6))
+    fig, (ax,) = column_panels(1, width=5.6, height=4.0)
     for i, (label, v) in enumerate(curves.items()):
         _check_pair(f"curves[{label!r}]", v, 3)
         k, y, lim = v
@@ -536,16 +659,15 @@ def limit_curves(curves: dict, dashed: dict, ylabel: str):
         ax.loglog(k, y, "k--", label=label)
     ax.set_xlabel("block index $k$ (seed convention)")
     ax.set_ylabel(ylabel)
-    ax.legend(fontsize=7, ncol=2)
-    fig.tight_layout()
-    return fig
+    legend_below(fig, ax, ncol=4)
+    return finish(fig)
 
 
 def simulation_vs_prediction(series: dict, ylabel: str):
     """Chapter 5: simulated points with error bars against a predicted line, one colour each,
     log-log. ``series``: {label: (k, mean, error-bar half-width, prediction)}."""
     _check_panels("series", series)
-    fig, ax = plt.subplots(figsize=(6, 3.6))
+    fig, (ax,) = column_panels(1, width=5.6, height=3.6)
     for i, (label, v) in enumerate(series.items()):
         _check_pair(f"series[{label!r}]", v, 4)
         k, m, h, pred = v
@@ -555,9 +677,8 @@ def simulation_vs_prediction(series: dict, ylabel: str):
     ax.set_yscale("log")
     ax.set_xlabel("block index $k$ (seed convention)")
     ax.set_ylabel(ylabel)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    return fig
+    ax.legend()
+    return finish(fig)
 
 
 def forest(rows: dict, xlabel: str, refs: dict | None = None):
@@ -569,7 +690,7 @@ def forest(rows: dict, xlabel: str, refs: dict | None = None):
     if not isinstance(refs, dict):
         raise TypeError(f"refs must be a dict {{label: x}}, got {type(refs).__name__}")
     n = len(rows)
-    fig, ax = plt.subplots(figsize=(6.4, 0.45 * n + 1.2))
+    fig, (ax,) = column_panels(1, height=0.3 * n + 1.4)
     for i, (lab, (v, lo, hi)) in enumerate(rows.items()):
         y = n - 1 - i
         if np.isfinite(v):
@@ -578,9 +699,8 @@ def forest(rows: dict, xlabel: str, refs: dict | None = None):
     for j, (lab, x) in enumerate(refs.items()):
         ax.axvline(x, color=f"C{j + 1}", ls=("--", ":", "-.")[j % 3], lw=1, label=lab)
     ax.set_yticks(range(n))
-    ax.set_yticklabels(list(rows)[::-1], fontsize=8)
+    ax.set_yticklabels(list(rows)[::-1], fontsize=MIN_FONT_PT)
     ax.set_xlabel(xlabel)
     if refs:
-        ax.legend(fontsize=7, loc="best")
-    fig.tight_layout()
-    return fig
+        legend_below(fig, ax, ncol=3)
+    return finish(fig)
