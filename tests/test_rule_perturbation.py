@@ -79,8 +79,8 @@ PERTURBATIONS = {
         lambda ev: {E.FIFTH_RATIO_SEED_K2: 0.2},
         lambda ev: {E.FIFTH_RATIO_SEED_K2: ev[E.FIFTH_RATIO_SEED_K2] + 0.01}),
     "claim-independence": (
-        lambda ev: _across(ev, E.SHARE_CORR, ledger.SHARE_MARGIN),
-        lambda ev: _nudge(ev, E.SHARE_CORR, [ledger.SHARE_MARGIN])),
+        lambda ev: _across(ev, E.SPLIT_CORR_SHARE, ledger.SPLIT_BOUNDARY),
+        lambda ev: _nudge(ev, E.SPLIT_CORR_SHARE, [ledger.SPLIT_BOUNDARY])),
     "claim-init-not-training": (
         # training that keeps the predicted exponent (the trained one at its reference) or, if
         # the book's already lies within the margin, training that departs five margins from it
@@ -89,22 +89,24 @@ PERTURBATIONS = {
                     else ev[E.TRAINED_REF_PRE_LN] + 5 * ledger.EXP_MARGIN},
         lambda ev: {E.TRAINED_EXP_PRE_LN: ev[E.TRAINED_EXP_PRE_LN] - 0.2 * ev[E.TRAINED_EXP_PRE_LN.se]}),
     "claim-compensation": (
-        # no real stream grows (growth 1 +/- 0.01) and the toy r_k interval straddles -1/2
-        lambda ev: {**{k: v for m in FAMILIES for k, v in _place(ev, E.NORM_GROWTH[m], 1.0, 0.02).items()},
-                    **_place(ev, E.TRAINED_R_EXP_PRE_LN, -0.5)},
-        lambda ev: {k: v for m in FAMILIES for k, v in _nudge(ev, E.NORM_GROWTH[m], [1.0]).items()}),
+        # every family's slope of s_k^2 placed at 0, narrowly (no family scales later outputs up),
+        # or, if that is the book's reading, one family's moved wholly above 0
+        lambda ev: ({k: v for e in (E.VAR_EXP_TOY, *(E.VAR_EXP[m] for m in FAMILIES))
+                     for k, v in _place(ev, e, 0.0, 0.1).items()}
+                    if any(ev[e.lo] > 0 for e in (E.VAR_EXP_TOY, *(E.VAR_EXP[m] for m in FAMILIES)))
+                    else _place(ev, E.VAR_EXP_TOY, 0.5, 0.2)),
+        lambda ev: {k: v for m in FAMILIES for k, v in _nudge(ev, E.VAR_EXP[m], [0.0, ledger.EXP_MARGIN]).items()}),
     "claim-idle-blocks": (
-        lambda ev: _place(ev, E.ABLATION_TREND_PRE_LN, -0.8, 0.2) if ev[E.ABLATION_TREND_PRE_LN.hi] >= 0
-        else _place(ev, E.ABLATION_TREND_PRE_LN, 0.0),
-        lambda ev: _nudge(ev, E.ABLATION_TREND_PRE_LN, [0.0])),
+        # the later half's ratio moved wholly below the theorem's, or (if it is) above 1
+        lambda ev: _place(ev, E.HALF_RATIO_TOY, 0.5 * ev[E.HALF_RATIO_REF_TOY], 0.1)
+        if ev[E.HALF_RATIO_TOY.hi] >= ev[E.HALF_RATIO_REF_TOY] else _place(ev, E.HALF_RATIO_TOY, 1.5, 0.2),
+        lambda ev: _nudge(ev, E.HALF_RATIO_TOY, [ev[E.HALF_RATIO_REF_TOY], 1.0])),
     "claim-depth-cost": (
-        # depth shown to keep paying (the top beats every lower depth) or, if it is, to stop
-        # paying inside the ladder (a finite set of depths not worse than the best)
-        lambda ev: ({**{k: v for a in ledger.GAP_FIXES for k, v in _place(ev, E.VAL_LOSS_GAP[a], 0.05, 0.04).items()},
-                     E.DEPTH_STOPS_PAYING_PRE_LN: 8.0, E.DEPTH_STOPS_PAYING_PRE_LN.lo: 8.0,
-                     E.DEPTH_STOPS_PAYING_PRE_LN.hi: 16.0} if math.isinf(ev[E.DEPTH_STOPS_PAYING_PRE_LN])
-                    else {E.DEPTH_STOPS_PAYING_PRE_LN: math.inf, E.DEPTH_STOPS_PAYING_PRE_LN.hi: math.inf}),
-        lambda ev: {E.ABLATION_BLOCK1_PRE_LN: ev[E.ABLATION_BLOCK1_PRE_LN] + 0.1}),
+        # a depth slope shown flat (within the margin) or, if it is, shown to keep paying
+        lambda ev: ({**_place(ev, E.DEPTH_SLOPE_PRE_LN, -0.04, 0.02)}
+                    if ev[E.DEPTH_SLOPE_PRE_LN.lo] > -ledger.DEPTH_SLOPE_MARGIN
+                    else _place(ev, E.DEPTH_SLOPE_PRE_LN, 0.0, 0.01)),
+        lambda ev: _nudge(ev, E.DEPTH_SLOPE_PRE_LN, [-ledger.DEPTH_SLOPE_MARGIN])),
     "claim-fixes-escape": (
         lambda ev: _place(ev, E.INIT_EXP["peri_ln"], ev[E.INIT_EXP["pre_ln"].hi] + _width(ev, E.INIT_EXP["peri_ln"]))
         if ev[E.INIT_EXP["peri_ln"].lo] <= ev[E.INIT_EXP["pre_ln"].hi]
@@ -122,8 +124,17 @@ PERTURBATIONS = {
         lambda ev: _family_at_reference(ev),
         lambda ev: _nudge(ev, E.PRETRAINED_EXP["qwen"])),
     "claim-pretrained-idle": (
-        lambda ev: {k: v for m in FAMILIES for k, v in _place(ev, E.SKIP_TREND[m], -0.5, 0.2).items()},
-        lambda ev: {k: v for m in FAMILIES for k, v in _nudge(ev, E.SKIP_TREND[m], [0.0]).items()}),
+        # both families' later halves made to vanish (below the theorem's ratio), or (if they do)
+        # one of them made to cost more than the earlier half
+        lambda ev: ({k: v for m in FAMILIES for k, v in _place(ev, E.HALF_RATIO[m], 0.5 * ev[E.HALF_RATIO_REF[m]], 0.05).items()}
+                    if not all(ev[E.HALF_RATIO[m].hi] < ev[E.HALF_RATIO_REF[m]] for m in FAMILIES)
+                    else _place(ev, E.HALF_RATIO["qwen"], 1.5, 0.2)),
+        lambda ev: {k: v for m in FAMILIES for k, v in _nudge(ev, E.HALF_RATIO[m], [1.0, ev[E.HALF_RATIO_REF[m]]]).items()}),
+    "claim-front": (
+        # the deep runs' mean position moved wholly to the other side of 0 (or, if it straddles, below)
+        lambda ev: _place(ev, E.FRONT_POSITION, -1.0, 0.4) if ev[E.FRONT_POSITION.hi] >= 0
+        else _place(ev, E.FRONT_POSITION, 1.0, 0.4),
+        lambda ev: _nudge(ev, E.FRONT_POSITION, [0.0])),
     "claim-redundancy-metric": (
         lambda ev: {k: v for m in FAMILIES for c in ledger.COMPETITORS
                     for k, v in _place(ev, E.METRIC_DIFF[c, m], 0.0, 0.1).items()},
