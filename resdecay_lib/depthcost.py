@@ -44,7 +44,7 @@ import numpy as np
 import torch
 
 from . import stats
-from ._checks import require_int
+from ._checks import Array, Flag, Instance, Int, OneOf, Real, Text, accepts, check_fields, declare, require_int, show
 
 __all__ = ["COSTS", "RANKINGS", "NOISE_Z", "RemovalCost", "cost_kind", "removal_costs",
            "skip_costs", "ranking_scores", "nested_sets", "gromov_sets", "RankCorr",
@@ -60,7 +60,15 @@ RANKINGS = ("change", "influence", "angular", "relative", "deepest")
 #: uncertainty of the loss value itself, as Gromov et al.'s accuracy has its own)
 NOISE_Z = 2.0
 
+#: the domains several functions here share, declared once
+_PRE = Instance("resdecay_lib.pretrained.Pretrained", "a Pretrained (pretrained.load(...))")
+_COST = Instance("resdecay_lib.depthcost.RemovalCost", "a RemovalCost (skip_costs' or removal_costs')")
+_BATCH = Int(1, 100_000)
+_N_BOOT = Int(100, 1_000_000)
+_LEVEL = Real(0, 1, lo_open=True, hi_open=True)
 
+
+@declare
 @dataclass(frozen=True)
 class RemovalCost:
     """Per-sequence cost of removing each set of blocks.
@@ -73,6 +81,18 @@ class RemovalCost:
     sets: tuple
     base: np.ndarray
     value: np.ndarray
+
+    DOMAINS = {"kind": OneOf(COSTS), "base": Array(1, 1), "value": Array(2, 1)}
+
+    def __post_init__(self):
+        check_fields(self, self.DOMAINS)
+        if not isinstance(self.sets, (tuple, list)) or not all(
+                isinstance(s, (tuple, list)) and s and all(isinstance(k, (int, np.integer)) and not isinstance(k, bool)
+                                                           and k >= 1 for k in s) for s in self.sets):
+            raise ValueError(f"sets must be a tuple of non-empty tuples of block indices >= 1, got {show(self.sets)}")
+        shape = (len(self.sets), np.shape(self.base)[0])
+        if np.shape(self.value) != shape:
+            raise ValueError(f"value must have the shape [n_sets, B] = {shape}, got {np.shape(self.value)}")
 
     @property
     def increase(self) -> np.ndarray:
@@ -88,6 +108,7 @@ class RemovalCost:
         return self.increase.std(1, ddof=1) / math.sqrt(n) if n > 1 else np.full(len(self.sets), np.nan)
 
 
+@accepts(pre=_PRE)
 def cost_kind(pre) -> str:
     """``"next_token"`` for a model with a language-model head, else ``"embedding"``."""
     return "next_token" if pre.model.get_output_embeddings() is not None else "embedding"
@@ -168,6 +189,9 @@ def _check_sets(sets, L):
         raise ValueError("sets must be a non-empty list of sets of block indices")
     out = []
     for i, s in enumerate(sets):
+        if isinstance(s, (str, bytes)) or not hasattr(s, "__iter__") or not all(
+                isinstance(k, (int, np.integer)) and not isinstance(k, bool) for k in s):
+            raise TypeError(f"sets[{i}] must be a set of integer block indices from 1 to L = {L}, got {show(s)}")
         s = tuple(sorted(int(k) for k in s))
         if not s or s[0] < 1 or s[-1] > L or len(set(s)) != len(s):
             raise ValueError(f"sets[{i}] must hold distinct block indices from 1 to L = {L}, got {s}")
@@ -177,6 +201,7 @@ def _check_sets(sets, L):
     return tuple(out)
 
 
+@accepts(pre=_PRE, batch_size=_BATCH, progress=Flag())
 def removal_costs(pre, inputs: dict, mask, sets, batch_size: int = 8,
                   progress: bool = False) -> RemovalCost:
     """Per-sequence cost of removing each set of blocks (1-based indices) from ``pre``.
@@ -185,12 +210,9 @@ def removal_costs(pre, inputs: dict, mask, sets, batch_size: int = 8,
     the text tokens whose loss is counted as targets). Blocks before the first removed one
     replay their recorded output (see the module docstring).
     """
-    from .pretrained import Pretrained
-    from .probe import batches, progress_bar
-    if not isinstance(pre, Pretrained):
-        raise TypeError(f"pre must be a Pretrained (pretrained.load(...)), got {type(pre).__name__}")
+    from .probe import _check_inputs, batches, progress_bar
     sets = _check_sets(sets, pre.n_layer)
-    require_int("batch_size", batch_size, 1, 100_000)
+    _check_inputs(inputs)
     ids = inputs["input_ids"]
     mask = torch.as_tensor(mask)
     if mask.shape != ids.shape:
@@ -219,6 +241,7 @@ def removal_costs(pre, inputs: dict, mask, sets, batch_size: int = 8,
     return RemovalCost(kind, sets, np.concatenate(base), np.concatenate(value, axis=1))
 
 
+@accepts(pre=_PRE, batch_size=_BATCH, progress=Flag())
 def skip_costs(pre, inputs: dict, mask, batch_size: int = 8, progress: bool = False) -> RemovalCost:
     """:func:`removal_costs` of each single block: sets (1,), (2,), ..., (L,)."""
     return removal_costs(pre, inputs, mask, [(k,) for k in range(1, pre.n_layer + 1)],
@@ -227,6 +250,8 @@ def skip_costs(pre, inputs: dict, mask, batch_size: int = 8, progress: bool = Fa
 
 # ----------------------------------------------------------------------------- rankings
 
+@accepts(change=Instance(("resdecay_lib.probe.LayerChange", dict),
+                         "a LayerChange (probe.layer_change's) or its per_sequence dict"))
 def ranking_scores(change) -> dict:
     """Per-sequence importance [B, L] of each block under every ranking but Gromov's runs.
 
@@ -235,12 +260,21 @@ def ranking_scores(change) -> dict:
     single-block (n = 1) distance; ``deepest`` is -k for every sequence.
     """
     ps = change if isinstance(change, dict) else change.per_sequence
-    B, L = ps["omega_sq"].shape
+    need = ("omega_sq", "influence", "angular", "rel_update")
+    missing = [k for k in need if k not in ps]
+    if missing:
+        raise ValueError(f"change must hold the per-sequence metrics {list(need)}: it lacks {missing}")
+    shapes = {np.shape(ps[k]) for k in need}
+    if len(shapes) != 1 or len(next(iter(shapes))) != 2:
+        raise ValueError(f"change's per-sequence metrics must be [B, L] arrays of one shape, got {sorted(shapes)}")
+    B, L = np.shape(ps["omega_sq"])
     return {"change": ps["omega_sq"], "influence": ps["influence"], "angular": ps["angular"],
             "relative": ps["rel_update"],
             "deepest": np.broadcast_to(-np.arange(1, L + 1, dtype=float), (B, L)).copy()}
 
 
+@accepts(importance=Array(1, 2, what="a 1-D array of at least 2 finite scores (one per block)"),
+         n_max=Int(1))
 def nested_sets(importance, n_max: int) -> list[tuple]:
     """Remove the n least important blocks, n = 1..n_max; ``importance`` [L] (mean scores).
     Ties go deepest first."""
@@ -251,6 +285,7 @@ def nested_sets(importance, n_max: int) -> list[tuple]:
     return [tuple(sorted(j + 1 for j in order[:n])) for n in range(1, n_max + 1)]
 
 
+@accepts(distances=Array(2, 3, what="a finite square [L+1, L+1] matrix with L >= 2"), n_max=Int(1))
 def gromov_sets(distances, n_max: int) -> list[tuple]:
     """Gromov et al.'s runs: for n = 1..n_max the blocks l+1..l+n (1-based) with
     l = argmin_l d(x_{l+1}, x_{l+n+1}); ``distances`` [L+1, L+1] from
@@ -282,6 +317,7 @@ class RankCorr:
         return f"{self.rho:{spec}} [{self.lo:{spec}}, {self.hi:{spec}}]"
 
 
+@accepts(skip=_COST, n_boot=_N_BOOT, level=_LEVEL, seed=Int(0), reference=Text())
 def predicts_cost(scores: dict, skip: RemovalCost, n_boot: int = 2000, level: float = 0.95,
                   seed: int = 0, reference: str = "change") -> tuple[dict, dict]:
     """How well each score ranks the blocks by their skip cost.
@@ -292,12 +328,13 @@ def predicts_cost(scores: dict, skip: RemovalCost, n_boot: int = 2000, level: fl
     sequences for both). Sequences are
     resampled with replacement, jointly for scores and costs (they come from the same text).
     """
-    require_int("n_boot", n_boot, 100, 1_000_000)
-    if not (0 < level < 1):
-        raise ValueError(f"level must lie in (0, 1), got {level!r}")
+    if not isinstance(scores, dict) or not scores:
+        raise TypeError(f"scores must be a non-empty dict {{name: [B, L] scores}}, got {type(scores).__name__}")
     cost = skip.increase.T                                   # [B, L]
     if any(np.shape(v) != cost.shape for v in scores.values()):
         raise ValueError(f"every score must have the skip cost's shape [B, L] = {cost.shape}")
+    if not all(np.all(np.isfinite(np.asarray(v, float))) for v in scores.values()):
+        raise ValueError("scores must be finite (a NaN has no rank)")
     if reference not in scores:
         raise ValueError(f"reference must be one of {sorted(scores)}, got {reference!r}")
     rng = np.random.default_rng(seed)
@@ -321,6 +358,7 @@ def predicts_cost(scores: dict, skip: RemovalCost, n_boot: int = 2000, level: fl
     return corr, diff
 
 
+@accepts(skip=_COST, k_min=Int(1), n_boot=_N_BOOT, level=_LEVEL, seed=Int(0))
 def skip_trend(skip: RemovalCost, k_min: int = 2, n_boot: int = 2000, level: float = 0.95,
                seed: int = 0) -> RankCorr:
     """Rank correlation of the skip cost with the block index over k = k_min..L (block 1,
@@ -335,15 +373,19 @@ def skip_trend(skip: RemovalCost, k_min: int = 2, n_boot: int = 2000, level: flo
     return corr["k"]
 
 
+@accepts(curve=_COST, z=Real(0))
 def noise_band(curve: RemovalCost, z: float = NOISE_Z) -> float:
     """The cost a pruning curve must exceed to leave its noise band: z standard errors of the
     intact per-sequence loss; for ``"embedding"`` costs (intact value 0), z standard errors
-    of the cost at the curve's first removal."""
+    of the cost at the curve's first removal (a standard error needs two sequences)."""
+    if curve.base.size < 2:
+        raise ValueError(f"curve must hold at least 2 sequences (a standard error needs two), got {curve.base.size}")
     if curve.kind == "next_token":
         return z * curve.base.std(ddof=1) / math.sqrt(curve.base.size)
     return z * curve.se[0]
 
 
+@accepts(curve=_COST, z=Real(0))
 def leaves_noise_band(curve: RemovalCost, z: float = NOISE_Z):
     """The first number of removed blocks at which the mean cost exceeds :func:`noise_band`
     (``curve.sets`` must be nested or sized 1, 2, ...); None if it never does."""
@@ -354,6 +396,7 @@ def leaves_noise_band(curve: RemovalCost, z: float = NOISE_Z):
     return None
 
 
+@accepts(pre=_PRE)
 def reader_gains(pre) -> np.ndarray:
     """[L, D]: the gain of the RMSNorm that reads x_{k+1}, k = 1..L (block k+1's input norm,
     the final norm for k = L), read by applying each norm to a vector of ones (an RMSNorm

@@ -32,6 +32,8 @@ import numbers
 import re
 from pathlib import Path
 
+from ._checks import Instance, Int, OneOf, PathArg, Real, Text, accepts
+
 __all__ = ["ENGINES", "SLURM_KEYS", "SLURM_DEFAULTS", "EngineUnavailable", "check_slurm",
            "check_scheduler", "open_executor"]
 
@@ -50,6 +52,7 @@ class EngineUnavailable(RuntimeError):
     """The engine cannot be used here: its package is missing or its scheduler unreachable."""
 
 
+@accepts(where=Text())
 def check_slurm(table, where: str = "the sweep") -> dict:
     """Validate a ``[slurm]`` table: ``{key: value}`` of :data:`SLURM_KEYS`, each named on error."""
     if not isinstance(table, dict):
@@ -139,6 +142,9 @@ def _slurm(spec: dict, root: Path, cluster: str | None):
     return ex
 
 
+@accepts(engine=OneOf(ENGINES), workers=Int(1), scheduler=Text(none=True),
+         spec=Instance(dict, "a sweep (load_sweep's)", none=True), root=PathArg(),
+         connect_timeout=Real(0, 3600, lo_open=True), slurm_cluster=Text(none=True))
 @contextlib.contextmanager
 def open_executor(engine: str = "local", workers: int = 1, scheduler: str | None = None,
                   spec: dict | None = None, root: str | Path = ".", connect_timeout: float = 10.0,
@@ -153,10 +159,6 @@ def open_executor(engine: str = "local", workers: int = 1, scheduler: str | None
     this process). Raises :class:`EngineUnavailable` when the engine cannot run here.
     """
     from .sweep import local_executor
-    if engine not in ENGINES:
-        raise ValueError(f"engine must be one of {list(ENGINES)}, got {engine!r}")
-    if isinstance(workers, bool) or not isinstance(workers, numbers.Integral) or workers < 1:
-        raise ValueError(f"workers must be a positive integer, got {workers!r}")
     if engine == "local":
         if workers == 1:
             yield None

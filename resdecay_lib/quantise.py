@@ -11,19 +11,22 @@ from __future__ import annotations
 import torch
 import torch.nn as nn
 
-from ._checks import require_int
+from ._checks import Instance, Int, Tensor, accepts
+
+_MODEL = Instance(nn.Module, "a torch.nn.Module")
+_BLOCK = Int(2)          # weights per Q4_1 block (ggml's: 32)
+_OFFSET = Int(0)         # shift of the block boundaries along a row
 
 __all__ = ["relative_weight_change", "q4_1_roundtrip", "quantize_q4_1_"]
 
 
+@accepts(model=_MODEL)
 def relative_weight_change(model: nn.Module, reference) -> float:
     """How far ``model``'s weight matrices moved from ``reference``'s:
     sqrt(sum_W |W - W_ref|_F^2 / sum_W |W_ref|_F^2) over the 2-D parameters (float64 sums).
 
     ``reference``: a module with the same parameter names, or ``{name: tensor}`` of the
     matrices (e.g. clones taken before an in-place quantisation)."""
-    if not isinstance(model, nn.Module):
-        raise TypeError(f"model must be a torch module, got {type(model).__name__}")
     ref = dict(reference.named_parameters()) if isinstance(reference, nn.Module) else reference
     if not isinstance(ref, dict):
         raise TypeError(f"reference must be a module or a dict {{name: tensor}}, got {type(reference).__name__}")
@@ -38,6 +41,7 @@ def relative_weight_change(model: nn.Module, reference) -> float:
     return (num / den) ** 0.5
 
 
+@accepts(weight=Tensor("a non-empty, finite floating-point matrix", ndim=2), block=_BLOCK, offset=_OFFSET)
 def q4_1_roundtrip(weight: torch.Tensor, block: int = 32, offset: int = 0) -> torch.Tensor:
     """A weight matrix quantised to the GGUF Q4_1 format and back (float32, same shape).
 
@@ -51,13 +55,6 @@ def q4_1_roundtrip(weight: torch.Tensor, block: int = 32, offset: int = 0) -> to
     already Q4_1 on a grid they were not fitted to, adding an error of the same size as
     the first quantisation's.
     """
-    if not isinstance(weight, torch.Tensor) or weight.dim() != 2:
-        raise ValueError("weight must be a 2-D tensor")
-    if weight.numel() == 0 or not weight.is_floating_point() or not torch.isfinite(weight).all():
-        raise ValueError(f"weight must be a non-empty, finite floating-point matrix, got {weight.dtype} "
-                         f"of shape {tuple(weight.shape)}")
-    require_int("block", block, 2)
-    require_int("offset", offset, 0)
     rows, cols = weight.shape
     if cols % block:
         raise ValueError(f"the row length {cols} is not a multiple of block={block}")
@@ -70,15 +67,12 @@ def q4_1_roundtrip(weight: torch.Tensor, block: int = 32, offset: int = 0) -> to
     return torch.roll((d * q + m).reshape(rows, cols), offset, dims=1)
 
 
+@accepts(model=_MODEL, block=_BLOCK, offset=_OFFSET)
 def quantize_q4_1_(model: nn.Module, block: int = 32, offset: int = 0) -> int:
     """Replace, in place, every ``nn.Linear`` and ``nn.Embedding`` weight whose rows are a
     multiple of ``block`` long by its Q4_1 round-trip (:func:`q4_1_roundtrip`), as a GGUF
     conversion does with the 2-D tensors; norms and biases stay float. A weight shared by
     two modules (tied embeddings) is quantised once. Returns the number of tensors quantised."""
-    if not isinstance(model, nn.Module):
-        raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
-    require_int("block", block, 2)
-    require_int("offset", offset, 0)
     done = set()
     with torch.no_grad():
         for mod in model.modules():

@@ -15,9 +15,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._checks import Instance, accepts
 from .results import ablation, at_step
 from .runs import RunPlan, run_result
 from .train import TrainConfig
+
+_PLAN = Instance(RunPlan, "a RunPlan (sweep.plan_of(spec))")
 
 __all__ = ["first_interval", "whole_run_ablation"]
 
@@ -27,6 +30,7 @@ def _check(stored):
         raise ValueError("stored must be a stored run's result dict (with 'config' and 'checkpoints')")
 
 
+@accepts(stored=Instance(dict, "a stored run's result dict"), plan=_PLAN)
 def first_interval(stored: dict, plan: RunPlan) -> dict:
     """Re-run ``stored`` live up to its first measured step after 0 (the plan's).
 
@@ -47,6 +51,7 @@ def first_interval(stored: dict, plan: RunPlan) -> dict:
     return {"name": stored["name"], "step": step, "max_z_change": max(zs), "z_loss": float(z_loss)}
 
 
+@accepts(stored=Instance(dict, "a stored run's result dict"), plan=_PLAN)
 def whole_run_ablation(stored: dict, plan: RunPlan) -> dict:
     """Re-run ``stored`` whole; ``{"name", "max_z"}``: the largest |live - stored| / se of the
     loss increases from removing each block, and the live run's ``delta``."""

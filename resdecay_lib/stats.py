@@ -29,6 +29,18 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._checks import Array, Int, OneOf, Real, Text, accepts, check_fields, declare, show
+
+#: the domains several functions here share, declared once
+_LEVEL = Real(0, 1, lo_open=True, hi_open=True)           # a confidence level
+#: a significance level: from 1e-12 (below it 1 - alpha rounds towards 1 and the quantiles the
+#: tests read lose every digit) to 1, open
+_ALPHA = Real(1e-12, 1, hi_open=True)
+_TOST_ALPHA = Real(1e-12, 0.5, hi_open=True)              # a TOST's: 1 - 2 alpha must be a level
+_BOUND = Real(finite=False)                               # an interval's end (one-sided: infinite)
+_MARGIN = Real(0)                                         # an equivalence margin (0: a difference test)
+_REPLICATES = Array(1, 3, what="a 1-D array of at least 3 finite replicates (seeds)")
+
 __all__ = ["t_cdf", "t_quantile", "TInterval", "t_interval", "equivalent", "within_margin", "outside_margin",
            "margin_verdict", "bonferroni", "Family", "Replicates", "Claim", "ClaimResult", "run_family",
            "family_markdown", "ZCheck", "z_check", "spearman"]
@@ -72,42 +84,46 @@ def _betainc(a: float, b: float, x: float) -> float:
     return 1.0 - math.exp(lbt) * _betacf(b, a, 1.0 - x) / b
 
 
-def _check_df(df):
-    if isinstance(df, bool) or not isinstance(df, numbers.Real) or not math.isfinite(df) or df <= 0:
-        raise ValueError(f"df must be a positive finite number, got {df!r}")
+#: degrees of freedom: where the continued fraction stays accurate (at 1e9 the t(1) cdf agrees
+#: with the normal limit to 1e-6; at 1e12 only to 1e-4) and the quantiles finite
+_DF = Real(0.1, 1e9)
 
 
+@accepts(t=Real(), df=_DF)
 def t_cdf(t: float, df: float) -> float:
     """P(T <= t) for Student's t with ``df`` degrees of freedom.
 
     >>> round(t_cdf(4.302652729911275, 2), 9)
     0.975
     """
-    _check_df(df)
-    if isinstance(t, bool) or not isinstance(t, numbers.Real) or not math.isfinite(t):
-        raise ValueError(f"t must be a finite number, got {t!r}")
+    return _t_cdf(t, df)
+
+
+def _t_cdf(t: float, df: float) -> float:
     x = df / (df + t * t)
     tail = 0.5 * _betainc(df / 2.0, 0.5, x)
     return 1.0 - tail if t > 0 else tail
 
 
+@accepts(p=Real(0, 1, lo_open=True, hi_open=True), df=_DF)
 def t_quantile(p: float, df: float) -> float:
     """The p quantile of Student's t (bisection on :func:`t_cdf` to 1e-12).
 
     >>> round(t_quantile(0.975, 2), 3), round(t_quantile(0.975, 4), 3), round(t_quantile(0.975, 1e6), 3)
     (4.303, 2.776, 1.96)
     """
-    _check_df(df)
-    if not (isinstance(p, numbers.Real) and 0 < p < 1):
-        raise ValueError(f"p must lie in (0, 1), got {p!r}")
+    return _t_quantile(p, df)
+
+
+def _t_quantile(p: float, df: float) -> float:
     if p < 0.5:
-        return -t_quantile(1 - p, df)
+        return -_t_quantile(1 - p, df)
     lo, hi = 0.0, 1.0
-    while t_cdf(hi, df) < p:
+    while _t_cdf(hi, df) < p:
         hi *= 2.0
     for _ in range(200):
         mid = 0.5 * (lo + hi)
-        if t_cdf(mid, df) < p:
+        if _t_cdf(mid, df) < p:
             lo = mid
         else:
             hi = mid
@@ -135,82 +151,78 @@ class TInterval:
         return f"{self.mean:{spec}} [{self.lo:{spec}}, {self.hi:{spec}}]"
 
 
+@accepts(values=_REPLICATES, level=_LEVEL)
 def t_interval(values, level: float = 0.95) -> TInterval:
     """Two-sided t interval of the mean of independent replicates (at least 3 of them).
 
     >>> iv = t_interval([1.0, 2.0, 3.0]); round(iv.lo, 4), round(iv.hi, 4)
     (-0.4841, 4.4841)
     """
-    try:
-        v = np.asarray(values, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"values must be numbers (one per replicate), got {values!r}") from exc
-    if v.ndim != 1 or v.size < 3:
-        raise ValueError(f"values must be a 1-D array of at least 3 replicates (seeds), got shape {v.shape}")
-    if not np.all(np.isfinite(v)):
-        raise ValueError("values must be finite")
-    if not (isinstance(level, numbers.Real) and 0 < level < 1):
-        raise ValueError(f"level must lie in (0, 1), got {level!r}")
+    v = np.asarray(values, dtype=np.float64)
     n = v.size
     se = float(v.std(ddof=1) / math.sqrt(n))
-    t = t_quantile(1 - (1 - level) / 2, n - 1)
+    t = _t_quantile(1 - (1 - level) / 2, n - 1)
     m = float(v.mean())
     return TInterval(m, m - t * se, m + t * se, se, t, n, float(level))
 
 
+@accepts(values=_REPLICATES, reference=Real(), margin=Real(0, lo_open=True), alpha=_TOST_ALPHA)
 def equivalent(values, reference: float, margin: float, alpha: float = 0.05) -> tuple[bool, TInterval]:
     """TOST: is the mean of ``values`` within ``margin`` of ``reference`` at level ``alpha``?
 
     Equivalent when the (1 - 2 alpha) t interval lies inside [reference - margin,
     reference + margin]. Returns (decision, that interval).
     """
-    if isinstance(margin, bool) or not (isinstance(margin, numbers.Real) and math.isfinite(margin) and margin > 0):
-        raise ValueError(f"margin must be a positive finite number, got {margin!r}")
-    if isinstance(reference, bool) or not (isinstance(reference, numbers.Real) and math.isfinite(reference)):
-        raise ValueError(f"reference must be a finite number, got {reference!r}")
-    if not (isinstance(alpha, numbers.Real) and 0 < alpha < 0.5):
-        raise ValueError(f"alpha must lie in (0, 0.5), got {alpha!r}")
     iv = t_interval(values, 1 - 2 * alpha)
     return (reference - margin <= iv.lo and iv.hi <= reference + margin), iv
 
 
+def _check_interval(lo, hi) -> None:
+    if lo > hi:
+        raise ValueError(f"the interval must have lo <= hi, got lo={show(lo)}, hi={show(hi)}")
+
+
+#: an interval [lo, hi] (either end may be infinite: a one-sided interval; never NaN), a
+#: finite reference and a finite margin >= 0 (0: a difference test)
+_MARGIN_TEST = dict(lo=_BOUND, hi=_BOUND, ref=Real(), margin=_MARGIN)
+
+
+@accepts(**_MARGIN_TEST)
 def within_margin(lo: float, hi: float, ref: float, margin: float) -> bool:
     """The interval [lo, hi] lies wholly within ``margin`` of ``ref``: equivalence (TOST),
     each end being one of the two one-sided tests at the interval's (1 - level) / 2."""
+    _check_interval(lo, hi)
     return ref - margin <= lo and hi <= ref + margin
 
 
+@accepts(**_MARGIN_TEST)
 def outside_margin(lo: float, hi: float, ref: float, margin: float) -> bool:
     """The interval [lo, hi] lies wholly outside ``margin`` of ``ref``: significantly not
     equivalent (with ``margin`` 0: significantly different from ``ref``)."""
+    _check_interval(lo, hi)
     return hi < ref - margin or lo > ref + margin
 
 
+@accepts(**_MARGIN_TEST)
 def margin_verdict(lo: float, hi: float, ref: float, margin: float) -> str:
     """"equivalent", "not equivalent" or "undetermined" (the interval straddles a margin's end).
 
     >>> margin_verdict(-0.98, -0.86, -0.95, 0.1), margin_verdict(-0.6, -0.5, -0.95, 0.1)
     ('equivalent', 'not equivalent')
     """
-    for name, v in (("lo", lo), ("hi", hi), ("ref", ref), ("margin", margin)):
-        if isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(v):
-            raise ValueError(f"{name} must be a finite number, got {v!r}")
-    if margin < 0 or lo > hi:
-        raise ValueError(f"need margin >= 0 and lo <= hi, got margin={margin}, lo={lo}, hi={hi}")
+    _check_interval(lo, hi)
     if within_margin(lo, hi, ref, margin):
         return "equivalent"
     return "not equivalent" if outside_margin(lo, hi, ref, margin) else "undetermined"
 
 
+@accepts(alpha=_ALPHA, m=Int(1))
 def bonferroni(alpha: float, m: int) -> float:
-    """Per-test level of ``m`` tests at family-wise level ``alpha``: alpha / m."""
-    if isinstance(m, bool) or not isinstance(m, numbers.Integral) or m < 1:
-        raise ValueError(f"m must be a positive integer (number of tests), got {m!r}")
-    if not (isinstance(alpha, numbers.Real) and 0 < alpha < 1):
-        raise ValueError(f"alpha must lie in (0, 1), got {alpha!r}")
+    """Per-test level of ``m`` tests (m >= 1) at family-wise level ``alpha``: alpha / m."""
     return alpha / m
 
 
+@declare
 @dataclass(frozen=True)
 class Family:
     """``m`` tests at family-wise level ``alpha``, Bonferroni-corrected: each test is at
@@ -224,10 +236,13 @@ class Family:
     m: int
     alpha: float = 0.05
 
+    DOMAINS = {"m": Int(1), "alpha": _TOST_ALPHA}
+
     def __post_init__(self):
-        bonferroni(self.alpha, self.m)          # validates both
-        if not self.alpha < 0.5:
-            raise ValueError(f"alpha must lie in (0, 0.5) for a TOST, got {self.alpha!r}")
+        check_fields(self, self.DOMAINS)
+        if not 1 - 2 * self.alpha / self.m < 1:
+            raise ValueError(f"alpha / m = {self.alpha / self.m:.3g} is too small: the TOST level "
+                             f"1 - 2 alpha / m rounds to 1 (m={self.m}, alpha={self.alpha!r})")
 
     @property
     def per_test(self) -> float:
@@ -246,11 +261,12 @@ class Replicates:
     """Independent replicates (one value per seed): ``estimate`` their mean, ``interval(level)``
     their two-sided t interval (:func:`t_interval`)."""
 
+    @accepts(values=_REPLICATES)
     def __init__(self, values):
         self.values = np.asarray(values, dtype=np.float64)
-        t_interval(self.values)                  # validates: 1-D, >= 3, finite
         self.estimate = float(self.values.mean())
 
+    @accepts(level=_LEVEL)
     def interval(self, level: float) -> tuple[float, float]:
         iv = t_interval(self.values, level)
         return iv.lo, iv.hi
@@ -260,6 +276,7 @@ class Replicates:
 _KINDS = {"equivalent": "tost_level", "differs": "diff_level", "above": "diff_level", "below": "diff_level"}
 
 
+@declare
 @dataclass(frozen=True)
 class Claim:
     """One claim of a chapter about an estimate ``x`` (anything with ``estimate`` and
@@ -278,11 +295,21 @@ class Claim:
     ref: object
     margin: float = 0.0
 
+    DOMAINS = {"text": Text(empty=True), "kind": OneOf(_KINDS), "margin": _MARGIN}
+
     def __post_init__(self):
-        if self.kind not in _KINDS:
-            raise ValueError(f"kind must be one of {sorted(_KINDS)}, got {self.kind!r}")
-        if self.kind == "equivalent" and not (isinstance(self.margin, numbers.Real) and self.margin > 0):
+        check_fields(self, self.DOMAINS)
+        if self.kind == "equivalent" and not self.margin > 0:
             raise ValueError(f"an equivalence claim needs a margin > 0, got {self.margin!r}")
+        if not (hasattr(self.x, "estimate") and callable(getattr(self.x, "interval", None))):
+            raise TypeError(f"x must be an estimate (with estimate and interval(level): a PowerLawFit, "
+                            f"Replicates), got {type(self.x).__name__} {show(self.x)}")
+        ref_ok = (isinstance(self.ref, numbers.Real) and not isinstance(self.ref, bool)
+                  and math.isfinite(self.ref)) or (
+            self.kind in ("above", "below") and callable(getattr(self.ref, "interval", None)))
+        if not ref_ok:
+            raise ValueError(f"ref must be a finite number{' or an estimate' if self.kind in ('above', 'below') else ''}"
+                             f", got {type(self.ref).__name__} {show(self.ref)}")
 
 
 @dataclass(frozen=True)
@@ -300,9 +327,15 @@ class ClaimResult:
     word: str
 
 
+@accepts(alpha=_TOST_ALPHA)
 def run_family(claims, alpha: float = 0.05) -> list:
     """Every claim of ``claims`` tested as one Bonferroni family at family-wise ``alpha``."""
+    if isinstance(claims, (str, bytes, dict)) or not hasattr(claims, "__iter__"):
+        raise TypeError(f"claims must be a list of Claim, got {type(claims).__name__}")
     claims = list(claims)
+    for i, c in enumerate(claims):
+        if not isinstance(c, Claim):
+            raise TypeError(f"claims[{i}] must be a Claim, got {type(c).__name__} {show(c)}")
     fam = Family(len(claims), alpha)
     out = []
     for c in claims:
@@ -354,6 +387,7 @@ class ZCheck:
         return self.max_abs <= self.z_crit
 
 
+@accepts(alpha=_ALPHA)
 def z_check(z, alpha: float = 0.01) -> ZCheck:
     """:class:`ZCheck` of ``z``: an array of z statistics, or a list of arrays (one family)."""
     from .gaussian import bonferroni_z_crit
@@ -362,6 +396,9 @@ def z_check(z, alpha: float = 0.01) -> ZCheck:
     if zs.size == 0 or not np.all(np.isfinite(zs)):
         raise ValueError(f"z must hold at least one finite z statistic, got {zs.size} values"
                          + ("" if zs.size == 0 else " with non-finite ones"))
+    if not 1 - alpha / (2 * zs.size) < 1:
+        raise ValueError(f"alpha / (2 n) = {alpha / (2 * zs.size):.3g} is too small for z's {zs.size} "
+                         f"statistics: 1 - alpha / (2 n) rounds to 1 (alpha={alpha!r})")
     return ZCheck(float(np.max(np.abs(zs))), bonferroni_z_crit(int(zs.size), alpha), int(zs.size), float(alpha))
 
 
@@ -376,6 +413,8 @@ def _ranks(x: np.ndarray) -> np.ndarray:
     return r
 
 
+@accepts(x=Array(1, 3, what="a 1-D array of at least 3 finite real numbers (a NaN has no rank)"),
+         y=Array(1, 3, what="a 1-D array of at least 3 finite real numbers (a NaN has no rank)"))
 def spearman(x, y) -> float:
     """Spearman's rank correlation of two 1-D arrays of equal length >= 3.
 
@@ -383,10 +422,8 @@ def spearman(x, y) -> float:
     0.8
     """
     x, y = np.asarray(x, float), np.asarray(y, float)
-    if x.shape != y.shape or x.ndim != 1 or x.size < 3:
+    if x.shape != y.shape:
         raise ValueError(f"x and y must be 1-D of one length >= 3, got {x.shape} and {y.shape}")
-    if not (np.all(np.isfinite(x)) and np.all(np.isfinite(y))):
-        raise ValueError("x and y must be finite (a NaN has no rank)")
     rx, ry = _ranks(x), _ranks(y)
     rx, ry = rx - rx.mean(), ry - ry.mean()
     den = math.sqrt(float((rx * rx).sum() * (ry * ry).sum()))
