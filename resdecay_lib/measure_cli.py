@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ._checks import check_out_dir
 from ._checks import cli_int as _cli_int
 from .pretrained import PACKAGED, MissingPackage, _one_line, load, load_packaged, sample_inputs
 from .probe import measure
@@ -32,8 +33,7 @@ def _run_measure(args) -> int:
         n_seq = _cli_int("--n-seq", args.n_seq, 1, 100_000)
         n_tokens = _cli_int("--n-tokens", args.n_tokens, 1, 1_000_000)
         batch_size = _cli_int("--batch-size", args.batch_size, 1, 100_000)
-        if Path(args.out).exists() and not Path(args.out).is_dir():
-            raise ValueError(f"--out must be a folder, got the file {args.out!r}")
+        check_out_dir("--out", args.out)          # the check depth-cost makes too
     except ValueError as exc:
         print(f"measure: {exc}", file=sys.stderr)
         return 2

@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from . import depthcost, fit, pretrained, probe, results, stats
-from ._checks import require_int
+from ._checks import Name, PathArg, accepts, require_int
 from .fit import loglog_slope
 
 __all__ = ["TEXTS", "GPT2_XL_GROWTH", "book_text", "measure_model", "store_path", "load_record", "load_records",
@@ -101,7 +101,14 @@ def measure_model(pre, text: str, n_seq: int = 16, n_tokens: int = 128, prune: b
 
 # ----------------------------------------------------------------------------- the store
 
+#: a model's or a text's name in the store: a plain file name without "__" (which separates
+#: the two in ``<model>__<text>.json``), so a record stays inside its root and reads back
+_STORE_NAME = Name(forbid=("__",))
+
+
+@accepts(root=PathArg(), model=_STORE_NAME, text=_STORE_NAME)
 def store_path(root, model: str, text: str) -> Path:
+    """``<root>/<model>__<text>.json``, the stored record of ``model`` on ``text``."""
     return Path(root) / f"{model}__{text}.json"
 
 
@@ -187,12 +194,17 @@ def norm_growth(norm_per_sequence, k_min: int = 2, level: float = 0.95) -> stats
 
 # ----------------------------------------------------------------------------- command line
 
+#: the seed the depth-cost command gives Python's, NumPy's and torch's generators before it
+#: measures (nothing it does draws a random number: recorded so a record says so)
+SEED = 0
+
+
 def _run(args) -> int:
-    from ._checks import cli_int
-    from .device import pin_threads
-    from .runs import code_version, library_versions
+    from ._checks import check_out_dir, cli_int
+    from .device import manual_seed_all, pin_threads
+    from .runs import code_version, library_versions, machine
     from .sweep import write_json_atomic
-    try:
+    try:   # every option before any work: one line and exit code 2 on a bad one
         threads = cli_int("--threads", args.threads, 1, 1024)
         n_seq = cli_int("--n-seq", args.n_seq, 2, 100_000)
         n_tokens = cli_int("--n-tokens", args.n_tokens, 1, 1_000_000)
@@ -200,13 +212,15 @@ def _run(args) -> int:
         for t in texts:
             if t not in TEXTS:
                 raise ValueError(f"--text must be one of {', '.join(TEXTS)}, got {t!r}")
+        if args.prune_text not in TEXTS:
+            raise ValueError(f"--prune-text must be one of {', '.join(TEXTS)}, got {args.prune_text!r}")
         if args.model not in pretrained.PACKAGED:
             raise ValueError(f"MODEL must be one of {', '.join(pretrained.PACKAGED)}, got {args.model!r}")
+        out = check_out_dir("--out", args.out)
     except ValueError as exc:
         print(f"depth-cost: {exc}", file=sys.stderr)
         return 2
     pin_threads(threads)
-    out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     pre = None
     for t in texts:
@@ -217,13 +231,17 @@ def _run(args) -> int:
         if pre is None:
             pre = pretrained.load(args.model, progress=True)
         start = time.time()
+        manual_seed_all(SEED)
         print(f"{args.model} on {t}: measuring (skip costs{', pruning curves' if t == args.prune_text else ''})",
               flush=True)
         rec = measure_model(pre, book_text(t), n_seq, n_tokens, prune=(t == args.prune_text),
                             progress=True)
         rec.update(text=t, provenance={
             "code_version": code_version(), "wall_s": round(time.time() - start, 1), "threads": threads,
-            "library_versions": library_versions()})
+            "library_versions": library_versions(), **machine("cpu"),
+            # the windows are equal segments of the text (pretrained.sample_inputs): no draw;
+            # the bootstrap intervals are drawn later, by the analysis, from its own seeds
+            "seeds": {"global_generators": SEED, "sampling": None, "bootstrap": None}})
         write_json_atomic(rec, path)
         print(f"wrote {path} ({rec['provenance']['wall_s']} s)", flush=True)
     return 0
@@ -239,11 +257,13 @@ def register_cli(subparsers) -> None:
     p.add_argument("model", metavar="MODEL")
     p.add_argument("--text", action="append", metavar="NAME", help=f"one of {', '.join(TEXTS)} (default both)")
     p.add_argument("--prune-text", default="shakespeare", metavar="NAME",
-                   help="the text the pruning curves are measured on (default shakespeare)")
+                   help=f"the text the pruning curves are measured on: one of {', '.join(TEXTS)} "
+                        f"(default shakespeare)")
     p.add_argument("--n-seq", default="16", metavar="N")
     p.add_argument("--n-tokens", default="128", metavar="N")
     p.add_argument("--threads", default="1", metavar="N", help="torch threads (default 1)")
-    p.add_argument("--out", default="results/pretrained", metavar="DIR")
+    p.add_argument("--out", default="results/pretrained", metavar="DIR",
+                   help="folder of the records (created if absent; default results/pretrained)")
     p.set_defaults(func=_run)
 
 

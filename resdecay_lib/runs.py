@@ -7,8 +7,9 @@ the end) the per-layer change metrics and the Gram matrix of the stream's summan
 the validation loss alone (the loss curve); after the last step the losses on the
 validation windows and on pydoc (out of domain), the loss with each block removed
 (:func:`resdecay_lib.evaluation.ablation_losses`) and the convergence criterion
-(:func:`convergence`). It returns a JSON-ready dict with its provenance (code version,
-library versions, device, threads, wall time).
+(:func:`convergence`). It returns a JSON-ready dict with its provenance (:func:`provenance`:
+code version, library versions, device, CPU model and torch's CPU capability, threads, seeds;
+and the wall time).
 
 Measurements are taken inside the training loop's callback and saved in its checkpoints,
 so a run killed half-way resumes with everything it had measured.
@@ -27,15 +28,20 @@ import numpy as np
 import torch
 
 from . import __version__
-from ._checks import check_real, require_int
+from ._checks import (DeviceName, Flag, Instance, Int, Ints, PathArg, Real, Text, accepts, check_fields,
+                      check_out_file, declare, require_int)
 from .data import eval_windows, load_corpus
 from .device import manual_seed_all, pin_threads, resolve_device
 from .evaluation import ablation_losses, evaluate, sig
 from .probe import measure_zoo
-from .train import NonFiniteLoss, TrainConfig, train
+from .train import (CheckpointMismatch, CheckpointUnreadable, NonFiniteLoss, TrainConfig, discard_checkpoint,
+                    prepare_checkpoint, train)
 
 __all__ = ["RESULT_SCHEMA", "RunPlan", "convergence", "flops_per_step", "code_version",
-           "provenance", "run_result", "CONVERGENCE_WINDOW", "CONVERGENCE_TOL"]
+           "library_versions", "cpu_model", "cpu_capability", "machine", "provenance", "run_result",
+           "CONVERGENCE_WINDOW", "CONVERGENCE_TOL"]
+
+_CFG = Instance(TrainConfig, "a TrainConfig")
 
 #: version of the result-file layout (2: measured through training)
 RESULT_SCHEMA = 2
@@ -45,6 +51,7 @@ CONVERGENCE_WINDOW = 0.2
 CONVERGENCE_TOL = 0.03
 
 
+@declare
 @dataclass(frozen=True)
 class RunPlan:
     """When a run is measured.
@@ -58,7 +65,13 @@ class RunPlan:
     measure_steps: tuple = ()
     eval_every: int = 0
 
+    DOMAINS = {"measure_steps": Ints(0), "eval_every": Int(0)}
+
+    def __post_init__(self):
+        check_fields(self, self.DOMAINS)
+
     @staticmethod
+    @accepts(steps=Int(1))
     def default_measure_steps(steps: int) -> tuple:
         """0, then about x2.5 apart (20, 50, 150, 400, 1000, ...) below ``steps``, then ``steps``."""
         pts, s = [0], 20
@@ -67,6 +80,7 @@ class RunPlan:
             s = {2: 5, 5: 15, 1: 4, 4: 10}[int(str(s)[0])] * 10 ** (len(str(s)) - 1)
         return tuple(pts + [steps])
 
+    @accepts(steps=Int(1))
     def resolve(self, steps: int) -> tuple[tuple, tuple]:
         """(measure steps, evaluation steps) for a run of ``steps`` steps, validated."""
         raw = self.measure_steps
@@ -84,6 +98,7 @@ class RunPlan:
         return ms, tuple(ev)
 
 
+@accepts(steps=Int(1), window=Real(0, 1, lo_open=True, hi_open=True), tol=Real(0, lo_open=True))
 def convergence(curve: list[dict], steps: int, window: float = CONVERGENCE_WINDOW,
                 tol: float = CONVERGENCE_TOL) -> dict:
     """Did the validation loss stop improving? ``curve``: [{"step", "mean"}, ...] in step order.
@@ -92,9 +107,6 @@ def convergence(curve: list[dict], steps: int, window: float = CONVERGENCE_WINDO
     (1 - window) * steps; the run *converged* when improvement < tol. A run whose final
     loss is not finite, or above its loss at step 0, *diverged*.
     """
-    require_int("steps", steps, 1)
-    check_real("window", window, 0.0, 1.0, lo_open=True, hi_open=True, error=ValueError)
-    check_real("tol", tol, 0.0, lo_open=True, error=ValueError)
     if isinstance(curve, (str, bytes, dict)) or not isinstance(curve, (list, tuple)) or not curve:
         raise ValueError(f"curve must be a non-empty list of {{'step', 'mean'}} records, got "
                          f"{type(curve).__name__} {curve!r}"[:200])
@@ -120,17 +132,13 @@ def convergence(curve: list[dict], steps: int, window: float = CONVERGENCE_WINDO
             "met": bool(not diverged and imp < tol)}
 
 
+@accepts(model=Instance("resdecay_lib.models.GPT", "a model of resdecay_lib.models (build's)"), cfg=_CFG)
 def flops_per_step(model, cfg: TrainConfig) -> float:
     """Training FLOPs of one step, Kaplan et al.'s (2020) count: tokens x (6 N + 6 L T d).
 
     N is the number of non-embedding parameters (the blocks and the readout norm, without
     the token and position tables and the head), L the depth, T the context, d the width.
     """
-    if not isinstance(cfg, TrainConfig):
-        raise TypeError(f"cfg must be a TrainConfig, got {type(cfg).__name__}")
-    if not isinstance(model, torch.nn.Module) or not all(hasattr(model, a) for a in ("wte", "lm_head")):
-        raise TypeError(f"model must be a model of resdecay_lib.models (with wte and lm_head), "
-                        f"got {type(model).__name__}")
     emb = {id(p) for m in (model.wte, getattr(model, "wpe", None), model.lm_head) if m is not None
            for p in m.parameters()}
     n = sum(p.numel() for p in model.parameters() if id(p) not in emb)
@@ -156,17 +164,56 @@ def library_versions() -> dict:
     return {"python": platform.python_version(), "torch": torch.__version__, "numpy": np.__version__}
 
 
-def provenance(cfg: TrainConfig, code: str | None = None) -> dict:
-    """Code version (``code``, else :func:`code_version`), library versions, device, threads."""
-    dev = resolve_device(cfg.device)
-    return {"code_version": code or code_version(),
-            "library_versions": library_versions(),
-            "device": (torch.cuda.get_device_name(dev) if dev.type == "cuda"
+def cpu_model() -> str:
+    """The CPU's model name: /proc/cpuinfo's "model name" where there is one (Linux), else
+    ``platform.processor()`` (else the machine type)."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text(errors="replace").splitlines():
+            if line.lower().startswith("model name") and ":" in line:
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine() or "unknown"
+
+
+def cpu_capability() -> str:
+    """The CPU kernels torch runs (``torch.backends.cpu.get_cpu_capability()``: "AVX2",
+    "AVX512", "DEFAULT", ...; ``ATEN_CPU_CAPABILITY`` can lower it). Float results depend on
+    it in the last bits (TOOLCHAIN.md)."""
+    try:
+        return str(torch.backends.cpu.get_cpu_capability())
+    except (AttributeError, RuntimeError):
+        return "unknown"
+
+
+@accepts(device=DeviceName())
+def machine(device: str = "cpu") -> dict:
+    """Where a measurement ran: the device (a CUDA device's name, or the CPU's architecture),
+    the CPU model, torch's CPU capability and the platform. ``device``: "cpu", "cuda",
+    "cuda:N" or "auto" (:func:`resdecay_lib.device.resolve_device`)."""
+    dev = resolve_device(device)
+    return {"device": (torch.cuda.get_device_name(dev) if dev.type == "cuda"
                        else f"cpu ({platform.machine()}, {platform.processor() or 'unknown'})"),
-            "threads": cfg.threads if dev.type == "cpu" else None,
+            "cpu_model": cpu_model(), "cpu_capability": cpu_capability(),
             "platform": platform.platform()}
 
 
+@accepts(cfg=_CFG, code=Text(none=True))
+def provenance(cfg: TrainConfig, code: str | None = None) -> dict:
+    """Code version (``code``, else :func:`code_version`), library versions, the machine
+    (:func:`machine`: device, CPU model, torch's CPU capability, platform), threads and seeds
+    (one seed, ``cfg.seed``, draws the initial weights, orders the batches and seeds Python's,
+    NumPy's and torch's global generators; the evaluation windows are fixed, drawn by none)."""
+    dev = resolve_device(cfg.device)
+    return {"code_version": code or code_version(),
+            "library_versions": library_versions(),
+            **machine(str(dev)),
+            "threads": cfg.threads if dev.type == "cpu" else None,
+            "seeds": {"init": cfg.seed, "data_order": cfg.seed, "global_generators": cfg.seed}}
+
+
+@accepts(cfg=_CFG, plan=Instance(RunPlan, "a RunPlan"), checkpoint=PathArg(none=True),
+         progress=Flag(none=True), stop_at=Int(1, none=True), code=Text(none=True))
 def run_result(cfg: TrainConfig, plan: RunPlan = RunPlan(), checkpoint: str | Path | None = None,
                progress: bool | None = None, stop_at: int | None = None,
                code: str | None = None) -> dict:
@@ -177,19 +224,11 @@ def run_result(cfg: TrainConfig, plan: RunPlan = RunPlan(), checkpoint: str | Pa
     live re-run of a stored run's first checkpoint intervals. ``code``: the code version
     to record (a sweep computes it once, before any run starts).
     """
-    if not isinstance(cfg, TrainConfig):
-        raise TypeError(f"cfg must be a TrainConfig, got {type(cfg).__name__}")
-    if not isinstance(plan, RunPlan):
-        raise TypeError(f"plan must be a RunPlan, got {type(plan).__name__}")
-    if checkpoint is not None and not isinstance(checkpoint, (str, Path)):
-        raise TypeError(f"checkpoint must be a file path or None, got {type(checkpoint).__name__}")
-    if progress is not None and not isinstance(progress, bool):
-        raise TypeError(f"progress must be True, False or None, got {progress!r}")
-    if code is not None and not isinstance(code, str):
-        raise TypeError(f"code must be a version string or None, got {type(code).__name__}")
     measure_steps, eval_steps = plan.resolve(cfg.steps)
-    if isinstance(stop_at, bool) or (stop_at is not None and stop_at not in measure_steps[1:]):
+    if stop_at is not None and stop_at not in measure_steps[1:]:
         raise ValueError(f"stop_at must be one of the measured steps {measure_steps[1:]}, got {stop_at!r}")
+    if checkpoint is not None:
+        prepare_checkpoint(checkpoint)      # a path that cannot be written fails before any work
     t0 = time.perf_counter()
     dev = resolve_device(cfg.device)
     if dev.type == "cpu":
@@ -255,25 +294,44 @@ def run_result(cfg: TrainConfig, plan: RunPlan = RunPlan(), checkpoint: str | Pa
 
 def _cmd_train(args) -> int:
     import dataclasses
+    import json
     import sys
     from .sweep import write_json_atomic
     kw = {f.name: getattr(args, f.name) for f in dataclasses.fields(TrainConfig)
           if getattr(args, f.name, None) is not None}
-    try:
+    try:   # every option and path before any work: one line and exit code 2 on a bad one
         cfg = TrainConfig.from_dict(kw)
         resolve_device(cfg.device)
+        out = check_out_file("--out", args.out) if args.out is not None else None
+        ck = check_out_file("--checkpoint", args.checkpoint) if args.checkpoint is not None else None
+        if out is not None and ck is not None and out.resolve() == ck.resolve():
+            raise ValueError(f"--out and --checkpoint must be two files, got {args.out!r} for both")
     except ValueError as exc:
         print(f"train: {exc}", file=sys.stderr)
         return 2
-    res = run_result(cfg, checkpoint=args.checkpoint)
-    if args.out:
-        write_json_atomic(res, args.out)
+    try:
+        try:
+            res = run_result(cfg, checkpoint=ck)
+        except CheckpointUnreadable as exc:   # as the sweep does: start over, and say so
+            print(f"train: {exc}; {discard_checkpoint(ck)}, restarting the run from step 0", file=sys.stderr)
+            res = run_result(cfg, checkpoint=ck)
+    except CheckpointMismatch as exc:
+        print(f"train: {exc}"[:500], file=sys.stderr)
+        return 2
+    if out is not None:
+        try:
+            write_json_atomic(res, out)
+        except OSError as exc:               # keep the result: it cost a whole run
+            print(f"train: cannot write --out {str(out)!r} ({exc}); the result follows on stdout",
+                  file=sys.stderr)
+            print(json.dumps(res))
+            return 1
     if res["status"] != "ok":
         print(f"{cfg.run_name()}: non-finite loss at step {res['failed_step']}", file=sys.stderr)
         return 1
     print(f"{cfg.run_name()}: val loss {res['final']['val_loss']['mean']:.4f} "
           f"(step 0: {res['val_curve'][0]['mean']:.4f}), {res['wall_time_s']:.0f} s"
-          + (f", written to {args.out}" if args.out else ""))
+          + (f", written to {out}" if out is not None else ""))
     return 0
 
 

@@ -30,6 +30,7 @@ The engines (a local process pool, a Dask cluster, SLURM through submitit) are
 from __future__ import annotations
 
 import concurrent.futures as cf
+import glob
 import hashlib
 import json
 import math
@@ -45,14 +46,16 @@ import tomllib
 from dataclasses import asdict, fields
 from pathlib import Path
 
+from ._checks import (Callable, Flag, Instance, Int, Name, OneOf, PathArg, Text, accepts, check_out_dir,
+                      check_out_file, show)
 from ._checks import cli_int as _cli_int
 from .data import cache_dir
 from .runs import RunPlan, code_version, run_result
-from .train import TrainConfig
+from .train import TrainConfig, clean_checkpoint_temporaries
 
 __all__ = ["SPEC_KEYS", "STALE_AFTER_S", "SweepSpec", "DEVICES", "on_device", "load_sweep", "sweep_runs", "run_id", "result_path",
            "write_json_atomic", "read_result", "claim", "release", "run_one", "run_sweep",
-           "local_executor", "register_cli"]
+           "unfinished", "local_executor", "register_cli", "plan_of", "CLAIMED", "MAX_WORKERS"]
 
 #: the top-level keys of a sweep file (``depths`` may be a list or a table per placement)
 SPEC_KEYS = {"name": str, "out": str, "archs": list, "depths": (list, dict), "seeds": list,
@@ -60,6 +63,13 @@ SPEC_KEYS = {"name": str, "out": str, "archs": list, "depths": (list, dict), "se
 #: a claim not refreshed for this long belongs to a process that is gone
 STALE_AFTER_S = 300.0
 _HEARTBEAT_S = 30.0
+#: the largest --workers the command line accepts (and local_executor)
+MAX_WORKERS = 1024
+
+#: the domains several functions here share, declared once
+_SPEC = Instance(dict, "a sweep (a dict, as load_sweep returns it)")
+_CFG = Instance(TrainConfig, "a TrainConfig")
+_ROOT = PathArg()
 
 
 class SweepSpec(dict):
@@ -77,6 +87,7 @@ def _int_list(key, v, lo):
     return [int(x) for x in v]
 
 
+@accepts(path_or_dict=Instance((dict, str, os.PathLike), "a sweep file's path or a dict of the same shape"))
 def load_sweep(path_or_dict) -> SweepSpec:
     """Read and validate a sweep file (or a dict of the same shape).
 
@@ -170,13 +181,24 @@ def load_sweep(path_or_dict) -> SweepSpec:
     return res
 
 
+@accepts(spec=_SPEC)
 def plan_of(spec) -> RunPlan:
+    """The sweep's measurement plan, a :class:`~resdecay_lib.runs.RunPlan`."""
+    if not isinstance(spec.get("plan", {}), dict):
+        raise ValueError(f"spec's plan must be a table of RunPlan fields, got {show(spec.get('plan'))}")
     p = dict(spec.get("plan", {}))
     if "measure_steps" in p:
         p["measure_steps"] = tuple(p["measure_steps"])
     return RunPlan(**p)
 
 
+def _need(spec, *keys) -> None:
+    missing = [k for k in keys if k not in spec]
+    if missing:
+        raise ValueError(f"spec must be a sweep (load_sweep's) holding {list(keys)}: it lacks {missing}")
+
+
+@accepts(spec=_SPEC)
 def sweep_runs(spec) -> list[TrainConfig]:
     """Every configuration: seed by seed, deepest first within a seed.
 
@@ -184,6 +206,7 @@ def sweep_runs(spec) -> list[TrainConfig]:
     longest runs before the short ones, so a sweep cut short by time still has every
     configuration once.
     """
+    _need(spec, "archs", "depths", "seeds")
     base = dict(spec.get("base", {}))
     over = spec.get("arch", {})
     depths = spec["depths"]
@@ -201,12 +224,16 @@ def sweep_runs(spec) -> list[TrainConfig]:
     return out
 
 
+@accepts(spec=_SPEC, cfg=_CFG)
 def run_id(spec, cfg: TrainConfig) -> str:
     """The run's name in the store: ``<arch>_L<depth>_s<seed>``, then ``_lr<rate>`` in a pilot."""
     return cfg.run_name() + (f"_lr{cfg.lr:g}" if "lrs" in spec else "")
 
 
+@accepts(spec=_SPEC, cfg=_CFG, root=_ROOT)
 def result_path(spec, cfg: TrainConfig, root=".") -> Path:
+    """``<root>/<out>/<run id>.json``: where the run's result is stored."""
+    _need(spec, "out")
     return Path(root) / spec["out"] / f"{run_id(spec, cfg)}.json"
 
 
@@ -220,15 +247,20 @@ def _json_safe(obj):
     return obj
 
 
+@accepts(path=PathArg())
 def write_json_atomic(obj, path: str | Path) -> None:
     """Write JSON to ``path`` through a per-process temporary file and ``os.replace``.
 
     Non-finite floats are written as ``null`` (standard JSON); the temporary file is removed
-    if serialisation fails, and the target is then left as it was.
+    if serialisation fails, and the target is then left as it was. A path that cannot be a
+    file (a folder, a file among its parents) raises ``ValueError`` before anything is written.
     """
-    path = Path(path)
+    path = check_out_file("path", path)
+    try:
+        text = json.dumps(_json_safe(obj), separators=(",", ":"), allow_nan=False)
+    except TypeError as exc:
+        raise TypeError(f"obj must be JSON-ready (dicts, lists, str, numbers, bool, None): {exc}") from None
     path.parent.mkdir(parents=True, exist_ok=True)
-    text = json.dumps(_json_safe(obj), separators=(",", ":"), allow_nan=False)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     try:
         with open(tmp, "w") as f:
@@ -241,10 +273,12 @@ def write_json_atomic(obj, path: str | Path) -> None:
             tmp.unlink()
 
 
+@accepts(path=PathArg(), cfg=Instance(TrainConfig, "a TrainConfig", none=True))
 def read_result(path: Path, cfg: TrainConfig | None = None):
     """The stored result at ``path``, or None when it is absent, unreadable or of another
     configuration (then it is moved aside to ``<path>.corrupt`` and the reason returned as
     the second element)."""
+    path = Path(path)
     if not path.exists():
         return None, None
     try:
@@ -270,8 +304,11 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
+@accepts(claim_dir=PathArg(), name=Name())
 def claim(claim_dir: Path, name: str) -> Path | None:
-    """Claim the run ``name``: the claim file, or None when a live process holds it."""
+    """Claim the run ``name`` (a plain name: the claim stays inside ``claim_dir``): the claim
+    file, or None when a live process holds it."""
+    claim_dir = check_out_dir("claim_dir", claim_dir)
     claim_dir.mkdir(parents=True, exist_ok=True)
     path = claim_dir / f"{name}.claim"
     me = {"host": socket.gethostname(), "pid": os.getpid(), "time": time.time()}
@@ -301,8 +338,10 @@ def claim(claim_dir: Path, name: str) -> Path | None:
     return None
 
 
+@accepts(path=PathArg())
 def release(path: Path) -> None:
-    path.unlink(missing_ok=True)
+    """Give a claim back (remove its file)."""
+    Path(path).unlink(missing_ok=True)
 
 
 def _heartbeat(path: Path, stop: threading.Event):
@@ -321,12 +360,36 @@ def _checkpoint_dir(spec, root) -> Path:
     return d
 
 
+def _clean_result_temporaries(path: Path) -> None:
+    """Remove the temporaries (``.<name>.<pid>.<thread>.tmp``) that killed writers of the result
+    ``path`` left; called by the holder of the run's claim, so no other process writes it."""
+    if path.parent.is_dir():
+        for tmp in path.parent.glob(f".{glob.escape(path.name)}.*.tmp"):
+            if not tmp.name.startswith(f".{path.name}.{os.getpid()}."):
+                tmp.unlink(missing_ok=True)
+
+
+def _remove_if_empty(folder: Path) -> None:
+    try:
+        folder.rmdir()      # only an empty folder; a run that writes into it later makes it again
+    except OSError:
+        pass
+
+
+#: what run_one says of a run another live process holds
+CLAIMED = "claimed by another live process, skipped"
+
+
+@accepts(spec=_SPEC, cfg_dict=Instance(dict, "a dict of TrainConfig fields"), root=_ROOT, code=Text(),
+         progress=Flag(none=True))
 def run_one(spec: dict, cfg_dict: dict, root: str, code: str, progress=None) -> tuple[str, str]:
     """Run one configuration of a sweep unless it is done or claimed: (name, what happened).
 
-    Module-level and taking plain data, so any executor can ship it to a worker.
+    Module-level and taking plain data, so any executor can ship it to a worker. The holder
+    of a run's claim removes the temporaries killed writers left (checkpoint and result), and
+    a finished run its checkpoint, and the sweep's checkpoint folder once it is empty.
     """
-    from .train import CheckpointUnreadable
+    from .train import CheckpointUnreadable, discard_checkpoint
     cfg = TrainConfig.from_dict(cfg_dict)
     path = result_path(spec, cfg, root)
     res, note = read_result(path, cfg)
@@ -335,7 +398,7 @@ def run_one(spec: dict, cfg_dict: dict, root: str, code: str, progress=None) -> 
     name = run_id(spec, cfg)
     held = claim(Path(root) / spec["out"] / ".claims", name)
     if held is None:
-        return name, "claimed by another live process, skipped"
+        return name, CLAIMED
     stop = threading.Event()
     beat = threading.Thread(target=_heartbeat, args=(held, stop), daemon=True)
     beat.start()
@@ -344,17 +407,17 @@ def run_one(spec: dict, cfg_dict: dict, root: str, code: str, progress=None) -> 
         if res is not None:
             return name, "done, skipped"
         ck = _checkpoint_dir(spec, root) / f"{name}.pt"
+        clean_checkpoint_temporaries(ck, every=True)   # this process holds the claim
+        _clean_result_temporaries(path)
         try:
             res = run_result(cfg, plan_of(spec), checkpoint=ck, progress=progress, code=code)
         except CheckpointUnreadable as exc:
-            print(f"{name}: {exc}; restarting the run from step 0", file=sys.stderr)
-            ck.unlink(missing_ok=True) if ck.is_file() else None
-            if ck.is_dir():
-                ck.rename(ck.with_name(ck.name + f".bad{os.getpid()}"))
+            print(f"{name}: {exc}; {discard_checkpoint(ck)}, restarting the run from step 0", file=sys.stderr)
             res = run_result(cfg, plan_of(spec), checkpoint=ck, progress=progress, code=code)
         write_json_atomic(res, path)
         if res["status"] == "ok":
             ck.unlink(missing_ok=True)  # a non-finite run keeps its last good checkpoint
+            _remove_if_empty(ck.parent)
         else:
             note = (note + "; " if note else "") + f"failed at step {res.get('failed_step')}"
         return name, (note + "; " if note else "") + f"{res['status']}, {res['wall_time_s']:.0f} s"
@@ -363,6 +426,18 @@ def run_one(spec: dict, cfg_dict: dict, root: str, code: str, progress=None) -> 
         release(held)
 
 
+class _Executor(Instance):
+    """Anything with ``submit(fn, *args)`` (a concurrent.futures.Executor, submitit's)."""
+
+    def __init__(self):
+        super().__init__(object, "an executor (with submit(fn, *args)) or None", none=True)
+
+    def _check(self, name, value):
+        if not callable(getattr(value, "submit", None)):
+            self.wrong_kind(name, value)
+
+
+@accepts(root=_ROOT, executor=_Executor(), log=Callable("a callable log(line)"), progress=Flag(none=True))
 def run_sweep(spec_or_path, root: str | Path = ".", executor: cf.Executor | None = None,
               log=print, progress=None) -> list[tuple[str, str]]:
     """Run every configuration of the sweep that has no result yet, through ``executor``.
@@ -392,14 +467,13 @@ def run_sweep(spec_or_path, root: str | Path = ".", executor: cf.Executor | None
 DEVICES = ("cpu", "cuda")
 
 
+@accepts(device=OneOf(DEVICES))
 def on_device(spec_or_path, device: str) -> SweepSpec:
     """The same sweep on another device: every run's ``device`` set to ``device`` and the
     results stored apart (``out`` and ``name`` get the suffix ``_<device>``), so runs of two
     devices never share a folder or a checkpoint. Grid, seeds, steps, learning rates and
     measurement plan are unchanged (on CUDA the results agree with the CPU's only up to float
     tolerance, which is why they are kept apart)."""
-    if device not in DEVICES:
-        raise ValueError(f"device must be one of {', '.join(DEVICES)}, got {device!r}")
     spec = json.loads(json.dumps(load_sweep(spec_or_path)))       # a deep, plain copy
     spec.setdefault("base", {})["device"] = device
     for table in spec.get("arch", {}).values():
@@ -424,22 +498,15 @@ def _die_with_parent(parent: int) -> None:
         os._exit(1)
 
 
+@accepts(workers=Int(1, MAX_WORKERS))
 def local_executor(workers: int) -> cf.Executor:
     """A pool of ``workers`` fresh (spawned) processes: no torch state crosses a fork, and
     no worker outlives the sweep that started it (:func:`_die_with_parent`)."""
-    if isinstance(workers, bool) or not isinstance(workers, numbers.Integral) or workers < 1:
-        raise ValueError(f"workers must be a positive integer, got {workers!r}")
     return cf.ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
                                   initializer=_die_with_parent, initargs=(os.getpid(),))
 
 
 # ----------------------------------------------------------------------------- command line
-
-#: the largest --workers the command line accepts
-MAX_WORKERS = 1024
-
-
-
 
 def _cli_float(option: str, text, lo: float, hi: float) -> float:
     try:
@@ -474,9 +541,7 @@ def _cmd_sweep(args) -> int:
                                     if engine == "dask" else "--executor slurm every "
                                     "configuration is a SLURM job of its own"))
         timeout = _cli_float("--connect-timeout", args.connect_timeout, 0, 3600)
-        root = Path(args.root)
-        if root.exists() and not root.is_dir():
-            raise ValueError(f"--root must be a folder (it is created if absent), got the file {args.root!r}")
+        root = check_out_dir("--root", args.root)       # not '' (the current folder by accident)
         spec = load_sweep(args.config)
         if args.device is not None:
             spec = on_device(spec, args.device)
@@ -495,11 +560,26 @@ def _cmd_sweep(args) -> int:
     try:
         with open_executor(engine, workers, args.scheduler, spec, root,
                            connect_timeout=timeout) as ex:
-            run_sweep(spec, root=root, executor=ex)
+            done = run_sweep(spec, root=root, executor=ex)
     except EngineUnavailable as exc:
         print(f"sweep: {exc}", file=sys.stderr)
         return 2
+    missing = unfinished(spec, root, done)
+    if missing:   # exit 0 means every result is on disk
+        print(f"sweep: {len(missing)} run(s) skipped because another live process claims them have no "
+              f"result yet: {', '.join(missing)}; run the sweep again once that process has ended "
+              f"(it resumes them if they are still missing)", file=sys.stderr)
+        return 1
     return 0
+
+
+@accepts(spec=_SPEC, root=_ROOT)
+def unfinished(spec, root, done) -> list[str]:
+    """The runs of ``done`` (run_sweep's (name, what happened)) that were skipped as claimed by
+    another process and still have no result under ``root``, in the sweep's order."""
+    claimed = {name for name, what in done if what == CLAIMED}
+    return [run_id(spec, c) for c in sweep_runs(spec)
+            if run_id(spec, c) in claimed and not result_path(spec, c, root).is_file()]   # atomic: whole or absent
 
 
 def register_cli(sub) -> None:

@@ -25,9 +25,9 @@ What a run measures and stores is :mod:`resdecay_lib.runs`; grids of runs are
 from __future__ import annotations
 
 import dataclasses
+import glob
 import json
 import math
-import numbers
 import os
 import time
 from dataclasses import asdict, dataclass
@@ -37,19 +37,23 @@ import torch
 import torch.nn.functional as F
 from tqdm import tqdm  # the plain bar: quiet (disable=None) when stderr is not a terminal
 
+from ._checks import (ArgumentTypeError, Callable, DeviceName, Flag, Instance, Int, Ints, OneOf, PathArg, Real, Tensor,
+                      accepts, check_fields, check_out_file, declare, show)
 from .data import load_corpus, train_batch
 from .device import manual_seed_all, pin_threads, resolve_device
-from .models import next_token_loss
+from .models import ARCHS, MAX_SIZES, check_token_ids, next_token_loss, vocab_size_of
 
-__all__ = ["TrainConfig", "NonFiniteLoss", "CheckpointUnreadable", "TrainState", "lr_factor",
-           "train", "next_char_loss"]
+__all__ = ["TrainConfig", "NonFiniteLoss", "CheckpointUnreadable", "CheckpointMismatch", "TrainState", "lr_factor",
+           "train", "next_char_loss", "prepare_checkpoint", "clean_checkpoint_temporaries",
+           "discard_checkpoint"]
 
 
+@declare
 @dataclass(frozen=True)
 class TrainConfig:
     """One training run. Defaults: the book's model (width, heads, context, batch) with a short
     150-step schedule; the stored sweep (configs/train_long.toml) sets every field it uses, and
-    runs two one-thread processes side by side."""
+    runs two one-thread processes side by side. Each field's valid values: :attr:`DOMAINS`."""
     arch: str = "pre_ln"          # a key of models.ARCHS
     n_layer: int = 6
     d_model: int = 64
@@ -71,47 +75,31 @@ class TrainConfig:
     measure_windows: int = 32     # validation windows fed to the probe
     corpus: str = "shakespeare"
 
+    #: every field's valid values (the sizes' upper bounds: models.MAX_SIZES, and bounds far
+    #: above any run of the book, so a typo fails here instead of exhausting the memory)
+    DOMAINS = {
+        "arch": OneOf(ARCHS),
+        **{n: Int(1, MAX_SIZES[n]) for n in ("n_layer", "d_model", "n_head", "block_size")},
+        "batch_size": Int(1, 2**20), "steps": Int(1, 10**9),
+        "lr": Real(0, lo_open=True), "warmup": Int(0), "min_lr_frac": Real(0, 1),
+        "weight_decay": Real(0), "beta1": Real(0, 1, hi_open=True), "beta2": Real(0, 1, hi_open=True),
+        "grad_clip": Real(0),                                           # 0: no clipping
+        "seed": Int(0, 2**64 - 1), "threads": Int(1, 4096), "device": DeviceName(),
+        "eval_windows": Int(1, 2**20), "measure_windows": Int(1, 2**20),
+        "corpus": OneOf(("shakespeare",)),                             # the only training corpus
+    }
+
     def __post_init__(self):
-        from .models import ARCHS
-        if self.arch not in ARCHS:
-            raise ValueError(f"arch must be one of {sorted(ARCHS)}, got {self.arch!r}")
-        from .models import MAX_SIZES
-        upper = {**{n: MAX_SIZES[n] for n in ("n_layer", "d_model", "n_head", "block_size")},
-                 "batch_size": 2**20, "steps": 10**9, "threads": 4096, "eval_windows": 2**20,
-                 "measure_windows": 2**20}
-        for name, hi in upper.items():
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, numbers.Integral) or not 1 <= v <= hi:
-                raise ValueError(f"{name} must be an integer in [1, {hi}], got {v!r}")
-        if isinstance(self.seed, bool) or not isinstance(self.seed, numbers.Integral) or self.seed < 0:
-            raise ValueError(f"seed must be a non-negative integer, got {self.seed!r}")
-        if isinstance(self.warmup, bool) or not isinstance(self.warmup, numbers.Integral) or self.warmup < 0:
-            raise ValueError(f"warmup must be a non-negative integer, got {self.warmup!r}")
-        def real(name, lo, hi, lo_open=False, hi_open=False):
-            v = getattr(self, name)
-            ok = isinstance(v, numbers.Real) and not isinstance(v, bool) and math.isfinite(v) \
-                and (v > lo if lo_open else v >= lo) and (v < hi if hi_open else v <= hi)
-            if not ok:
-                raise ValueError(f"{name} must be a finite number in {'(' if lo_open else '['}{lo}, "
-                                 f"{hi}{')' if hi_open else ']'}, got {v!r}")
-        real("lr", 0, math.inf, lo_open=True, hi_open=True)
-        real("min_lr_frac", 0, 1)
-        real("weight_decay", 0, math.inf, hi_open=True)
-        real("grad_clip", 0, math.inf, hi_open=True)  # 0: no clipping
-        real("beta1", 0, 1, hi_open=True)
-        real("beta2", 0, 1, hi_open=True)
-        if not isinstance(self.device, str):
-            raise ValueError(f"device must be 'auto', 'cpu', 'cuda' or 'cuda:N', got {self.device!r}")
-        if self.device != "auto" and not (self.device == "cpu" or self.device == "cuda"
-                                          or (self.device.startswith("cuda:") and self.device[5:].isdigit())):
-            raise ValueError(f"device must be 'auto', 'cpu', 'cuda' or 'cuda:N', got {self.device!r}")
+        # ValueError alone: a configuration comes from a file or the command line, whose
+        # readers catch ValueError
+        check_fields(self, self.DOMAINS, error=ValueError)
         if self.d_model % self.n_head:
             raise ValueError(f"d_model={self.d_model} must be divisible by n_head={self.n_head}")
-        if self.corpus != "shakespeare":
-            raise ValueError(f"corpus must be 'shakespeare' (the only training corpus), got {self.corpus!r}")
 
     @classmethod
     def from_dict(cls, d: dict) -> "TrainConfig":
+        if not isinstance(d, dict):
+            raise ArgumentTypeError(f"d must be a dict of TrainConfig fields, got {type(d).__name__} {show(d)}")
         unknown = set(d) - {f.name for f in dataclasses.fields(cls)}
         if unknown:
             raise ValueError(f"unknown TrainConfig fields {sorted(unknown)}; valid: "
@@ -132,6 +120,7 @@ class NonFiniteLoss(RuntimeError):
         super().__init__(f"non-finite training loss {loss} at step {step}{where}")
 
 
+@accepts(step=Int(0), cfg=Instance(TrainConfig, "a TrainConfig"))
 def lr_factor(step: int, cfg: TrainConfig) -> float:
     """Learning-rate multiplier at ``step`` (0-based): linear warm-up, then cosine to min_lr_frac.
 
@@ -166,16 +155,28 @@ def _optimizer(model, cfg: TrainConfig):
     return opt, sched
 
 
+@accepts(model=Instance(torch.nn.Module, "a torch.nn.Module (a model of resdecay_lib.models)"),
+         x=Tensor("an integer tensor of token ids [B, T]", dtype="int", ndim=2),
+         y=Tensor("an integer tensor of token ids [B, T]", dtype="int", ndim=2))
 def next_char_loss(model, x, y):
     """Mean next-character cross-entropy (nats) of ``model(x)`` [B, T, V] against ``y`` [B, T].
 
+    Token ids outside [0, vocab_size) raise ``ValueError`` naming their range.
     Module-level so tests can inject a NaN.
     """
+    vocab = vocab_size_of(model)
+    if vocab is not None:
+        check_token_ids("x", x, vocab)
+        check_token_ids("y", y, vocab)
     return next_token_loss(model(x), y)
 
 
 class CheckpointUnreadable(RuntimeError):
     """A checkpoint file exists but cannot be read (truncated, empty, a folder, not torch's)."""
+
+
+class CheckpointMismatch(ValueError):
+    """A checkpoint belongs to another configuration than the run that would resume from it."""
 
 
 @dataclass
@@ -188,15 +189,86 @@ class TrainState:
     log: list = dataclasses.field(default_factory=list)
 
 
+def _tmp_name(path: Path, pid: int) -> Path:
+    return path.with_name(f".{path.name}.{pid}.tmp")  # per process: two writers never share it
+
+
 def _save_checkpoint(path: Path, step, model, opt, sched, train_loss, cfg, log):
     state = {"step": int(step), "model": model.state_dict(), "optimizer": opt.state_dict(),
              "scheduler": sched.state_dict(), "rng_cpu": torch.get_rng_state(),
              "rng_cuda": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else [],
              "train_loss": torch.tensor(train_loss, dtype=torch.float64),
              "config": asdict(cfg), "log": json.dumps(log)}
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")  # per process: two writers never share it
-    torch.save(state, tmp)
-    os.replace(tmp, path)  # atomic: a crash mid-write leaves the previous checkpoint
+    # the folder again: a sweep removes its checkpoint folder when it is empty, which it may
+    # be for a moment while another of its runs has not written its first checkpoint yet
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = _tmp_name(path, os.getpid())
+    try:
+        torch.save(state, tmp)
+        os.replace(tmp, path)  # atomic: a crash mid-write leaves the previous checkpoint
+    finally:
+        if tmp.exists():       # a failed write (disk full, interrupted) leaves no temporary
+            tmp.unlink()
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):
+        return True
+    return True
+
+
+@accepts(path=PathArg(), every=Flag())
+def clean_checkpoint_temporaries(path, every: bool = False) -> list[Path]:
+    """Remove the temporaries a killed writer of the checkpoint ``path`` left beside it
+    (``.<name>.<pid>.tmp``): those of processes that are gone (on this machine), or with
+    ``every`` all but this process's own (for a caller that holds the run's claim, so no
+    other process writes it). Returns the removed paths."""
+    path = Path(path)
+    removed = []
+    prefix = f".{path.name}."
+    if not path.parent.is_dir():
+        return removed
+    for tmp in path.parent.glob(f"{glob.escape(prefix)}*.tmp"):
+        pid = tmp.name[len(prefix):-len(".tmp")]
+        if not pid.isdigit() or int(pid) == os.getpid():
+            continue
+        if every or not _pid_alive(int(pid)):
+            tmp.unlink(missing_ok=True)
+            removed.append(tmp)
+    return removed
+
+
+@accepts(path=PathArg())
+def prepare_checkpoint(path) -> Path:
+    """Check a checkpoint path before any work, and make its folder: a folder at ``path``
+    raises :class:`CheckpointUnreadable` (as when a run resumes from it); a path that cannot
+    be written (a file among its parents, a folder without write access) ``ValueError``.
+    Stale temporaries of dead writers are removed. Returns the path."""
+    path = Path(path)
+    if path.is_dir():
+        raise CheckpointUnreadable(f"checkpoint {path} is a folder, not a file: remove it to "
+                                   f"restart the run")
+    check_out_file("checkpoint", path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    clean_checkpoint_temporaries(path)
+    return path
+
+
+@accepts(path=PathArg())
+def discard_checkpoint(path) -> str:
+    """Put an unreadable checkpoint out of the way so the run can start over: a file is
+    removed, a folder renamed to ``<name>.bad<pid>``. Returns what was done, for the message."""
+    path = Path(path)
+    if path.is_dir():
+        aside = path.with_name(path.name + f".bad{os.getpid()}")
+        path.rename(aside)
+        return f"moved the folder aside to {aside.name}"
+    path.unlink(missing_ok=True)
+    return "removed it"
 
 
 def _load_checkpoint(path: Path, dev) -> dict:
@@ -210,6 +282,11 @@ def _load_checkpoint(path: Path, dev) -> dict:
                                    f"{str(exc)[:200]}); remove it to restart the run") from exc
 
 
+@accepts(cfg=Instance(TrainConfig, "a TrainConfig"), checkpoint=PathArg(none=True),
+         checkpoint_every=Int(1), stop_after=Int(1, none=True), progress=Flag(none=True),
+         model=Instance(torch.nn.Module, "a torch.nn.Module", none=True),
+         on_step=Callable("a callable on_step(step, model, log)", none=True), callback_steps=Ints(1),
+         log=Instance(list, "a list (JSON-ready records)", none=True))
 def train(cfg: TrainConfig, checkpoint: str | Path | None = None, checkpoint_every: int = 100,
           stop_after: int | None = None, progress: bool | None = None,
           model: torch.nn.Module | None = None, on_step=None, callback_steps=(),
@@ -237,14 +314,10 @@ def train(cfg: TrainConfig, checkpoint: str | Path | None = None, checkpoint_eve
         so what a callback measured survives a kill.
     """
     t0 = time.perf_counter()
+    ckpt = prepare_checkpoint(checkpoint) if checkpoint is not None else None  # before any work
     dev = resolve_device(cfg.device)
     if dev.type == "cpu":
         pin_threads(cfg.threads)
-    if isinstance(checkpoint_every, bool) or not isinstance(checkpoint_every, numbers.Integral) \
-            or checkpoint_every < 1:
-        raise ValueError(f"checkpoint_every must be a positive integer, got {checkpoint_every!r}")
-    if stop_after is not None and not (isinstance(stop_after, numbers.Integral) and 0 < stop_after):
-        raise ValueError(f"stop_after must be a positive integer or None, got {stop_after!r}")
     corpus = load_corpus(cfg.corpus)
     manual_seed_all(cfg.seed)
     if model is None:
@@ -253,12 +326,11 @@ def train(cfg: TrainConfig, checkpoint: str | Path | None = None, checkpoint_eve
     start, train_loss = 0, []
     log = [] if log is None else log
     callback_steps = set(int(s) for s in callback_steps)
-    ckpt = Path(checkpoint) if checkpoint is not None else None
     last_good = None
     if ckpt is not None and ckpt.exists():
         state = _load_checkpoint(ckpt, dev)
         if state["config"] != asdict(cfg):
-            raise ValueError(f"checkpoint {ckpt} belongs to another config: {state['config']}")
+            raise CheckpointMismatch(f"checkpoint {ckpt} belongs to another config: {state['config']}")
         model.load_state_dict(state["model"])
         opt.load_state_dict(state["optimizer"])
         sched.load_state_dict(state["scheduler"])
