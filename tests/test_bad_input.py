@@ -437,8 +437,71 @@ CASES += [
      "points", [[], [MODEL.blocks[0]], [None, None]]),
 ]
 
+# issue 20: what the fuzz found, one row per class of bad input
+from resdecay_lib import depthcost, realmodels, train  # noqa: E402
+
+_PRE = pretrained.Pretrained("tiny", MODEL, None, list(MODEL.blocks), MODEL)
+_COST = depthcost.RemovalCost("next_token", ((1,), (2,), (3,), (4,)), np.array([2.0, 2.1, 1.9]),
+                              np.array([[2.5, 2.4, 2.6], [2.2, 2.3, 2.1], [2.1, 2.2, 2.0], [2.0, 2.1, 2.0]]))
+NOT_OBJECTS = ["abc", {"kind": "x"}, None]           # a str, dict or None where a library object goes
+MARGIN = [INF, -INF, -0.1, NAN, "0.1", None, True]
+BOUND = [NAN, "0.9", None, True]                     # an interval's end: an infinity is legitimate
+CASES += [
+    ("lr_factor/cfg", train.lr_factor, {"step": 3}, "cfg", NOT_OBJECTS),
+    ("lr_factor/step", train.lr_factor, {"cfg": CFG}, "step", [NAN, INF, -1, 2.5, True, "3", None]),
+    ("train/cfg", train.train, {}, "cfg", NOT_OBJECTS),
+    ("provenance/cfg", runs.provenance, {}, "cfg", NOT_OBJECTS),
+    ("run_id/cfg", sweep.run_id, {"spec": SPEC}, "cfg", NOT_OBJECTS),
+    ("read_result/cfg", sweep.read_result, {"path": TMP / "absent.json"}, "cfg", ["abc", {"lr": 1}]),
+    ("cost_kind/pre", depthcost.cost_kind, {}, "pre", NOT_OBJECTS),
+    ("skip_costs/pre", depthcost.skip_costs, {"inputs": {"input_ids": X}, "mask": X}, "pre", NOT_OBJECTS),
+    ("reader_gains/pre", depthcost.reader_gains, {}, "pre", NOT_OBJECTS),
+    ("noise_band/curve", depthcost.noise_band, {}, "curve", NOT_OBJECTS),
+    ("leaves_noise_band/curve", depthcost.leaves_noise_band, {}, "curve", NOT_OBJECTS),
+    ("skip_trend/skip", depthcost.skip_trend, {}, "skip", NOT_OBJECTS),
+    ("predicts_cost/skip", depthcost.predicts_cost, {"scores": {"a": np.ones((3, 4))}}, "skip", NOT_OBJECTS),
+    ("predicts_cost/level", depthcost.predicts_cost, {"scores": {"change": np.ones((3, 4))}, "skip": _COST},
+     "level", UNIT),
+    ("ranking_scores/change", depthcost.ranking_scores, {}, "change", ["abc", None, {"omega_sq": np.ones((2, 3))}]),
+    ("stream_parts/model", models.stream_parts, {}, "model", NOT_OBJECTS),
+    ("recheck/plan", __import__("resdecay_lib.recheck").recheck.first_interval,
+     {"stored": {"config": {}, "checkpoints": []}}, "plan", NOT_OBJECTS),
+    # names that would leave their root
+    ("store_path/model", realmodels.store_path, {"root": TMP, "text": "pydoc"}, "model",
+     ["../../etc", "..", "a/b", "", "x__y", None, 3]),
+    ("store_path/text", realmodels.store_path, {"root": TMP, "model": "m"}, "text", ["../x", "/abs", "a__b"]),
+    ("claim/name", sweep.claim, {"claim_dir": TMP / "claims"}, "name", ["../../escaped", "..", "a/b", "", None]),
+    ("run_sweep/root", sweep.run_sweep, {"spec_or_path": SPEC}, "root", [None, "", 3]),
+    # token ids outside the vocabulary (5): torch's "index out of range in self" before
+    ("residual_stream/inputs ids", probe.residual_stream, {"model": MODEL}, "inputs", [X + 5, X - 1]),
+    ("measure_zoo/x ids", probe.measure_zoo, {"model": MODEL}, "x", [X + 5]),
+    ("block_grad_norms/idx ids", probe.block_grad_norms, {"model": MODEL}, "idx", [X + 5]),
+    ("evaluate/x ids", evaluation.evaluate, {"model": MODEL, "y": X}, "x", [X + 5]),
+    ("next_char_loss/x", train.next_char_loss, {"model": MODEL, "y": X}, "x", [X + 5]),
+    ("next_char_loss/y", train.next_char_loss, {"model": MODEL, "x": X}, "y", [X + 5, X - 1]),
+    # margins and levels
+    ("within_margin/margin", stats.within_margin, {"lo": 0.9, "hi": 1.1, "ref": 1.0}, "margin", MARGIN),
+    ("outside_margin/margin", stats.outside_margin, {"lo": 0.9, "hi": 1.1, "ref": 1.0}, "margin", MARGIN),
+    ("within_margin/lo", stats.within_margin, {"hi": 1.1, "ref": 1.0, "margin": 0.2}, "lo", BOUND),
+    ("outside_margin/hi", stats.outside_margin, {"lo": 0.9, "ref": 1.0, "margin": 0.2}, "hi", BOUND),
+    ("margin_verdict/ref", stats.margin_verdict, {"lo": 0.9, "hi": 1.1, "margin": 0.2}, "ref", [NAN, INF, None]),
+    ("Claim/margin", stats.Claim, {"text": "t", "kind": "differs", "x": stats.Replicates([1.0, 2.0, 3.0]),
+                                   "ref": 2.0}, "margin", [INF, NAN, -1.0, "1", None]),
+    # NaN and infinities that would make a statistic NaN
+    ("nested_sets/importance", depthcost.nested_sets, {"n_max": 1}, "importance",
+     [[NAN, NAN, NAN], [0.1, INF, 0.2], [0.1], "abc"]),
+    ("gromov_sets/distances", depthcost.gromov_sets, {"n_max": 1}, "distances", [np.full((3, 3), NAN)]),
+    ("rms_change/stream", probe.rms_change, {}, "stream", [STREAM.index_fill(0, torch.tensor([1]), INF),
+                                                            STREAM.index_fill(0, torch.tensor([0]), NAN)]),
+    ("angular_distances/stream", probe.angular_distances, {}, "stream",
+     [STREAM.index_fill(0, torch.tensor([1]), INF), STREAM.long()]),
+    ("noise_band/z", depthcost.noise_band, {"curve": _COST}, "z", [NAN, INF, -1.0]),
+]
+
 #: whose valid call would train, load the corpus or change global state: not called valid
-NO_VALID_CALL = {runs.run_result, data.load_corpus, device.manual_seed_all, quantise.quantize_q4_1_}
+NO_VALID_CALL = {runs.run_result, data.load_corpus, device.manual_seed_all, quantise.quantize_q4_1_,
+                 train.train, sweep.run_sweep, depthcost.skip_costs, depthcost.reader_gains,
+                 __import__("resdecay_lib.recheck").recheck.first_interval, depthcost.predicts_cost}
 
 
 def _cases():
@@ -612,3 +675,116 @@ def test_commands_in_a_fresh_process_print_no_traceback(tmp_path):
                           "--threads", "0"], capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert out.returncode == 2 and out.stderr.strip() == \
         "measure: --threads must be an integer from 1 to 1024, got '0'", out.stderr
+
+
+# ----------------------------------------------------------------------------- issue 20, case by case
+
+@pytest.mark.parametrize("argv, words", [
+    (["depth-cost", "smollm2-135m", "--prune-text", "nope"],
+     ["depth-cost: --prune-text must be one of shakespeare, pydoc, got 'nope'"]),
+    (["depth-cost", "smollm2-135m", "--out", "FILE"], ["depth-cost: --out must be a folder", "the file"]),
+    (["depth-cost", "smollm2-135m", "--out", "FILE/sub"], ["depth-cost: --out must be a folder", "under the file"]),
+    (["depth-cost", "smollm2-135m", "--out", ""], ["depth-cost: --out must be a folder path"]),
+    (["measure", "smollm2-135m", "--text", "TEXT", "--out", "FILE"], ["measure: --out must be a folder"]),
+])
+def test_depth_cost_and_measure_reject_a_bad_out_folder_or_prune_text_in_one_line_before_any_work(
+        tmp_path, capsys, monkeypatch, argv, words):
+    (tmp_path / "FILE").write_text("")
+    (tmp_path / "TEXT").write_text("words " * 100)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(pretrained, "load", lambda *a, **k: pytest.fail("a model was loaded"))
+    _one_line_exit_2(argv, capsys, *words)
+
+
+def test_store_path_keeps_model_and_text_names_inside_the_root(tmp_path):
+    assert realmodels.store_path(tmp_path, "smollm2-135m", "pydoc") == tmp_path / "smollm2-135m__pydoc.json"
+    assert realmodels.store_path(str(tmp_path), "qwen2.5-coder-0.5b", "shakespeare").parent == tmp_path
+    for model, text in (("../../etc", "pydoc"), ("m", "../../x"), ("a/b", "pydoc"), ("m__n", "pydoc")):
+        with pytest.raises(ValueError, match=r"must be a plain name"):
+            realmodels.store_path(tmp_path, model, text)
+
+
+def test_token_ids_at_or_above_the_vocabulary_are_a_clear_error_in_every_entry_point():
+    bad = X.clone()
+    bad[0, 1] = 5                                             # the model's vocab_size
+    range_ = r"must hold token ids in \[0, vocab_size=5\), got ids from 0 to 5"
+    with pytest.raises(ValueError, match="^idx " + range_):
+        MODEL(bad)
+    with pytest.raises(ValueError, match="^inputs " + range_):
+        probe.residual_stream(MODEL, bad)
+    with pytest.raises(ValueError, match=r"^inputs\['input_ids'\] " + range_):
+        probe.residual_stream(HF_LIKE.m, {"idx": bad, "input_ids": bad}, blocks=list(MODEL.blocks))
+    with pytest.raises(ValueError, match="^x " + range_):
+        probe.measure_zoo(MODEL, bad)
+    with pytest.raises(ValueError, match="^x " + range_):
+        evaluation.evaluate(MODEL, bad, X)
+    with pytest.raises(ValueError, match="^y " + range_):
+        train.next_char_loss(MODEL, X, bad)
+    with pytest.raises(ValueError, match="^targets " + range_):
+        models.next_token_loss(MODEL(X), bad)
+
+
+def test_token_ids_beyond_a_hugging_face_models_embedding_are_a_clear_error():
+    from hf_tiny import V, ids, tiny
+    model = tiny("gpt2")
+    bad = ids().clone()
+    bad[0, 0] = V
+    with pytest.raises(ValueError, match=rf"^inputs must hold token ids in \[0, vocab_size={V}\), got ids from"):
+        probe.residual_stream(model, bad, blocks=pretrained.blocks_of(model))
+
+
+def test_margin_tests_reject_an_infinite_or_negative_margin_and_nan_bounds_alike():
+    with pytest.raises(ValueError, match="^margin must be a finite real number"):
+        stats.within_margin(0.9, 1.1, 1.0, INF)             # returned True before
+    with pytest.raises(ValueError, match="^margin must be a finite real number"):
+        stats.outside_margin(0.9, 1.1, 1.0, -0.5)           # returned True before
+    for fn in (stats.within_margin, stats.outside_margin, stats.margin_verdict):
+        with pytest.raises(ValueError, match=r"^lo must be a real number \(an infinity allowed, not NaN\)"):
+            fn(NAN, 1.1, 1.0, 0.2)                            # within_margin returned False before
+        with pytest.raises(ValueError, match="lo <= hi"):
+            fn(1.1, 0.9, 1.0, 0.2)
+    # an infinite bound is a one-sided interval: legitimate
+    assert stats.within_margin(-INF, 1.1, 1.0, 0.2) is False
+    assert stats.outside_margin(1.3, INF, 1.0, 0.2) is True
+    assert stats.margin_verdict(-INF, 1.1, 1.0, 0.2) == "undetermined"
+
+
+def test_nan_and_infinite_inputs_that_would_make_a_statistic_nan_are_rejected():
+    with pytest.raises(ValueError, match=r"^importance must be .*finite.*it holds NaN or an infinity"):
+        depthcost.nested_sets([NAN, NAN, NAN], 1)            # returned sets before
+    inf_stream = STREAM.clone()
+    inf_stream[1, 0, 0, 0] = INF
+    for fn in (probe.rms_change, probe.angular_distances, probe.layer_change):
+        with pytest.raises(ValueError, match=r"^stream must .*(finite|NaN or an infinity)"):
+            fn(inf_stream)                                    # rms_change, angular_distances: NaN before
+    with pytest.raises(ValueError, match="^step must be"):
+        train.lr_factor(NAN, CFG)                             # returned 0.1 before
+
+
+@pytest.mark.parametrize("bad", NOT_OBJECTS)
+def test_a_str_dict_or_none_where_a_library_object_goes_is_a_type_error_naming_the_parameter(bad):
+    calls = [(lambda: train.lr_factor(3, bad), "cfg", "a TrainConfig"),
+             (lambda: runs.provenance(bad), "cfg", "a TrainConfig"),
+             (lambda: sweep.run_id(SPEC, bad), "cfg", "a TrainConfig"),
+             (lambda: depthcost.cost_kind(bad), "pre", "a Pretrained"),
+             (lambda: depthcost.reader_gains(bad), "pre", "a Pretrained"),
+             (lambda: depthcost.noise_band(bad), "curve", "a RemovalCost"),
+             (lambda: depthcost.skip_trend(bad), "skip", "a RemovalCost"),
+             (lambda: models.stream_parts(bad), "model", "a model of resdecay_lib.models")]
+    for call, name, what in calls:
+        with pytest.raises(TypeError, match=f"^{name} must be {what}"):
+            call()
+
+
+def test_a_module_without_forward_is_a_type_error_naming_the_model():
+    bare = torch.nn.Module()
+    bare.w = torch.nn.Parameter(torch.zeros(1))              # parameters, but no forward
+    for call in (lambda: evaluation.evaluate(bare, X, X), lambda: probe.residual_stream(bare, X, blocks=[bare])):
+        with pytest.raises(TypeError, match=r"^model must be a callable module"):
+            call()
+
+
+def test_write_json_atomic_names_what_is_not_json_ready():
+    with pytest.raises(TypeError, match=r"^obj must be JSON-ready"):
+        sweep.write_json_atomic({"x": object()}, TMP / "not_json.json")
+    assert not (TMP / "not_json.json").exists()

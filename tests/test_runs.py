@@ -2,6 +2,7 @@
 import json
 import math
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -136,3 +137,109 @@ def test_cli_train_writes_a_result_and_rejects_bad_input(tmp_path, capsys):
     assert json.loads(out.read_text())["config"]["steps"] == 3
     assert cli_main(["train", "--n-layer", "0"]) == 2
     assert "n_layer" in capsys.readouterr().err
+
+
+# ----------------------------------------------------------------------------- issue 20: the train command
+
+TRAIN = ["train", "--arch", "pre_ln", "--n-layer", "1", "--d-model", "16", "--n-head", "2", "--block-size", "16",
+         "--batch-size", "4", "--steps", "3", "--warmup", "1", "--threads", "1", "--eval-windows", "4",
+         "--measure-windows", "3"]
+
+
+def _exit_2_in_one_line(argv, capsys, *words):
+    import time
+    capsys.readouterr()
+    t0 = time.perf_counter()
+    rc = cli_main(argv)
+    err = capsys.readouterr().err.strip()
+    assert rc == 2 and len(err.splitlines()) == 1 and "Traceback" not in err, err
+    assert all(w in err for w in words), err
+    assert time.perf_counter() - t0 < 5, "the check must come before any work"
+    return err
+
+
+def test_train_rejects_an_out_path_that_is_a_directory_before_training(tmp_path, capsys):
+    _exit_2_in_one_line(TRAIN + ["--out", str(tmp_path)], capsys, "train: --out must be a file path, got the folder")
+
+
+def test_train_rejects_an_out_path_under_a_file_before_training(tmp_path, capsys):
+    (tmp_path / "f").write_text("")
+    _exit_2_in_one_line(TRAIN + ["--out", str(tmp_path / "f" / "r.json")], capsys, "--out cannot be written",
+                        "is a file, not a folder")
+
+
+def test_train_rejects_an_empty_out_path_before_training(capsys):
+    _exit_2_in_one_line(TRAIN + ["--out", ""], capsys, "--out must be a file path")
+
+
+def test_train_rejects_a_checkpoint_that_is_a_folder_or_under_a_file_before_training(tmp_path, capsys):
+    _exit_2_in_one_line(TRAIN + ["--checkpoint", str(tmp_path)], capsys, "--checkpoint must be a file path")
+    (tmp_path / "f").write_text("")
+    _exit_2_in_one_line(TRAIN + ["--checkpoint", str(tmp_path / "f" / "c.pt")], capsys, "--checkpoint cannot be written")
+
+
+def test_train_with_a_checkpoint_in_a_missing_folder_makes_the_folder_and_finishes(tmp_path, capsys):
+    ck = tmp_path / "missing" / "run.pt"
+    assert cli_main(TRAIN + ["--checkpoint", str(ck)]) == 0
+    assert ck.is_file()
+
+
+def test_train_recovers_from_a_truncated_checkpoint_as_the_sweep_does(tmp_path, capsys):
+    ck, out = tmp_path / "run.pt", tmp_path / "r.json"
+    assert cli_main(TRAIN + ["--checkpoint", str(ck)]) == 0
+    data = ck.read_bytes()
+    ck.write_bytes(data[: len(data) // 2])                     # a kill mid-write of an old torch.save
+    capsys.readouterr()
+    assert cli_main(TRAIN + ["--checkpoint", str(ck), "--out", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert "cannot be read" in err and "restarting the run from step 0" in err, err
+    assert json.loads(out.read_text())["status"] == "ok"
+
+
+def test_train_keeps_its_result_when_the_out_file_cannot_be_written_after_all(tmp_path, capsys, monkeypatch):
+    from resdecay_lib import sweep
+    def fail(obj, path):
+        raise PermissionError(13, "Permission denied")
+    monkeypatch.setattr(sweep, "write_json_atomic", fail)
+    assert cli_main(TRAIN + ["--out", str(tmp_path / "r.json")]) == 1
+    cap = capsys.readouterr()
+    assert "the result follows on stdout" in cap.err
+    assert json.loads(cap.out.strip().splitlines()[-1])["status"] == "ok"
+
+
+# ----------------------------------------------------------------------------- issue 20: provenance
+
+def test_a_training_record_carries_device_cpu_capability_seeds_code_and_library_versions():
+    prov = runs.provenance(TINY, code="git:test")
+    assert prov["code_version"] == "git:test"
+    assert set(prov["library_versions"]) >= {"python", "torch", "numpy"}
+    assert prov["device"].startswith("cpu (") and prov["threads"] == TINY.threads
+    assert isinstance(prov["cpu_model"], str) and prov["cpu_model"]
+    assert prov["cpu_capability"] == str(torch.backends.cpu.get_cpu_capability())
+    assert prov["seeds"] == {"init": TINY.seed, "data_order": TINY.seed, "global_generators": TINY.seed}
+    cpuinfo = Path("/proc/cpuinfo")
+    if cpuinfo.exists() and "model name" in cpuinfo.read_text():
+        line = next(l for l in cpuinfo.read_text().splitlines() if l.startswith("model name"))
+        assert prov["cpu_model"] == line.split(":", 1)[1].strip()
+
+
+def test_run_result_writes_the_provenance_and_the_wall_time_into_the_record():
+    res = runs.run_result(TINY, PLAN, stop_at=2)
+    for key in ("code_version", "library_versions", "device", "cpu_model", "cpu_capability", "seeds",
+                "threads", "platform", "wall_time_s"):
+        assert key in res, key
+    json.dumps(res, allow_nan=False)
+
+
+def test_depth_cost_records_carry_the_device_cpu_capability_and_seeds(tmp_path, monkeypatch, capsys):
+    from resdecay_lib import realmodels
+    monkeypatch.setattr(realmodels.pretrained, "load", lambda name, progress=False: object())
+    monkeypatch.setattr(realmodels, "book_text", lambda t: "text")
+    monkeypatch.setattr(realmodels, "measure_model", lambda pre, text, *a, **kw: {"model": "m"})
+    assert cli_main(["depth-cost", "smollm2-135m", "--text", "pydoc", "--out", str(tmp_path), "--threads", "1"]) == 0
+    rec = json.loads((tmp_path / "smollm2-135m__pydoc.json").read_text())
+    prov = rec["provenance"]
+    for key in ("code_version", "library_versions", "wall_s", "threads", "device", "cpu_model", "cpu_capability",
+                "seeds"):
+        assert key in prov, key
+    assert prov["seeds"]["global_generators"] == realmodels.SEED

@@ -125,10 +125,16 @@ def test_two_sweeps_on_one_folder_run_each_configuration_once(tmp_path, seed_cor
     a = _start(cfg, tmp_path, tmp_path / "cache")
     b = _start(cfg, tmp_path, tmp_path / "cache")
     out = [a.communicate(timeout=300)[0], b.communicate(timeout=300)[0]]
-    assert a.returncode == b.returncode == 0, out
     trained = [line for o in out for line in o.splitlines() if ": ok," in line]
     assert len(trained) == 4, out  # 2 placements x 2 depths, each trained once in all
     assert len(list((tmp_path / "sweep").glob("*.json"))) == 4
+    # a sweep that ended while the other still ran a run it had skipped says so and exits 1
+    # (exit 0 means every result is on disk); the one that ends last always exits 0
+    for p, o in zip((a, b), out):
+        assert p.returncode in (0, 1), o
+        if p.returncode == 1:
+            assert "claims them have no result yet" in o, o
+    assert 0 in (a.returncode, b.returncode), out
 
 
 _POOL_SCRIPT = """
@@ -193,3 +199,81 @@ def test_device_cuda_without_cuda_is_refused_before_any_work(tmp_path, capsys, m
     assert main(["sweep", str(cfg), "--root", str(tmp_path), "--device", "cuda"]) == 2
     assert "--device cuda: CUDA is not available" in capsys.readouterr().err
     assert not any(tmp_path.iterdir())
+
+
+# ----------------------------------------------------------------------------- issue 20: paths, claims, faults
+
+def test_claim_keeps_a_run_name_inside_its_folder(tmp_path):
+    claims = tmp_path / "a" / "claims"
+    for bad in ("../../escaped", "..", "a/b", "", "x\\y"):
+        with pytest.raises(ValueError, match=r"^name must be a plain name"):
+            S.claim(claims, bad)
+    assert not (tmp_path / "escaped.claim").exists() and not any(tmp_path.rglob("*.claim"))
+
+
+def test_read_result_and_claim_take_a_str_path(tmp_path):
+    assert S.read_result(str(tmp_path / "absent.json")) == (None, None)
+    held = S.claim(str(tmp_path / "claims"), "run")
+    assert held == tmp_path / "claims" / "run.claim" and held.is_file()
+    S.release(str(held))
+    assert not held.exists()
+
+
+def test_run_sweep_rejects_a_root_of_none_before_writing_anything(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(TypeError, match=r"^root must be a path"):
+        S.run_sweep(SPEC, root=None)
+    with pytest.raises(ValueError, match=r"^root must be a path"):
+        S.run_sweep(SPEC, root="")
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("root, words", [("", "--root must be a folder path"),
+                                         ("FILE", "--root must be a folder (created if absent), got the file")])
+def test_sweep_rejects_an_empty_root_or_a_file_on_the_command_line(tmp_path, capsys, monkeypatch, root, words):
+    from resdecay_lib.__main__ import main
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "FILE").write_text("")
+    cfg = tmp_path / "s.toml"
+    cfg.write_text(_toml(SPEC))
+    capsys.readouterr()
+    assert main(["sweep", str(cfg), "--root", root]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("sweep: ") and words in err and len(err.splitlines()) == 1, err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["FILE", "s.toml"]
+
+
+def test_a_sweep_that_skips_a_run_another_live_process_claims_exits_non_zero_naming_it(tmp_path, monkeypatch,
+                                                                                       seed_corpus, capsys):
+    from resdecay_lib.__main__ import main
+    monkeypatch.setenv("RESDECAY_CACHE", str(seed_corpus(tmp_path / "cache")))
+    spec = {**SPEC, "archs": ["pre_ln"], "depths": [1, 2]}
+    cfg = tmp_path / "s.toml"
+    cfg.write_text(_toml(spec))
+    held = S.claim(tmp_path / "sweep" / ".claims", "pre_ln_L2_s0")      # this process: alive
+    capsys.readouterr()
+    assert main(["sweep", str(cfg), "--root", str(tmp_path), "--workers", "1"]) == 1
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert err.startswith("sweep: 1 run(s) skipped because another live process claims them") and \
+        err.count("pre_ln_L2_s0") == 1 and "pre_ln_L1_s0" not in err, err
+    assert (tmp_path / "sweep" / "pre_ln_L1_s0.json").is_file()
+    S.release(held)                                  # the other process ends: its run is resumed
+    assert main(["sweep", str(cfg), "--root", str(tmp_path), "--workers", "1"]) == 0
+    assert (tmp_path / "sweep" / "pre_ln_L2_s0.json").is_file()
+
+
+def test_a_sweep_removes_stale_temporaries_and_its_empty_checkpoint_folder(tmp_path, monkeypatch, seed_corpus):
+    monkeypatch.setenv("RESDECAY_CACHE", str(seed_corpus(tmp_path / "cache")))
+    spec = S.load_sweep({**SPEC, "archs": ["pre_ln"], "depths": [1]})
+    ck_dir = S._checkpoint_dir(spec, tmp_path)
+    stale_ck = ck_dir / ".pre_ln_L1_s0.pt.4242.tmp"                   # a writer killed mid-save
+    stale_ck.write_bytes(b"half")
+    out = tmp_path / "sweep"
+    out.mkdir()
+    stale_res = out / ".pre_ln_L1_s0.json.4242.140000.tmp"
+    stale_res.write_text('{"config"')
+    done = S.run_sweep(spec, root=tmp_path, log=lambda *a: None)
+    assert done[0][1].startswith("ok")
+    assert not stale_ck.exists() and not stale_res.exists()
+    assert not ck_dir.exists(), list(ck_dir.iterdir())                # the finished run's folder, empty
+    assert not list(out.glob(".*.tmp")) and (out / "pre_ln_L1_s0.json").is_file()

@@ -137,3 +137,82 @@ def test_fused_adamw_agrees_with_the_loop_adamw_to_float32_rounding(monkeypatch)
     # the two differ by float32 rounding, which Adam's m / sqrt(v) amplifies where a gradient
     # is near 0: a small fraction of how far the parameters moved, never of their size
     assert 0 <= diff < 1e-3 * moved
+
+
+# ----------------------------------------------------------------------------- issue 20: bad input, faults
+
+def test_lr_factor_rejects_a_nan_step_naming_it():
+    with pytest.raises((TypeError, ValueError), match=r"^step must be an integer >= 0"):
+        T.lr_factor(float("nan"), TINY)
+    with pytest.raises(ValueError, match="step"):
+        T.lr_factor(-1, TINY)
+
+
+@pytest.mark.parametrize("bad", ["pre_ln", {"arch": "pre_ln"}, None])
+def test_train_and_lr_factor_reject_what_is_not_a_train_config_with_a_type_error(bad):
+    with pytest.raises(TypeError, match=r"^cfg must be a TrainConfig, got"):
+        T.lr_factor(3, bad)
+    with pytest.raises(TypeError, match=r"^cfg must be a TrainConfig, got"):
+        T.train(bad)
+
+
+def test_next_char_loss_rejects_token_ids_at_or_above_the_vocabulary_naming_their_range():
+    from resdecay_lib.models import build
+    model = build("pre_ln", 1, 8, 2, 5, 4, device="cpu")
+    ok = torch.zeros(2, 4, dtype=torch.long)
+    with pytest.raises(ValueError, match=r"^x must hold token ids in \[0, vocab_size=5\), got ids from 0 to 5"):
+        T.next_char_loss(model, ok + torch.tensor([0, 0, 0, 5]), ok)
+    with pytest.raises(ValueError, match=r"^y must hold token ids in \[0, vocab_size=5\), got ids from -1 to 0"):
+        T.next_char_loss(model, ok, ok - torch.tensor([1, 0, 0, 0]))
+
+
+def test_a_checkpoint_under_a_file_is_rejected_before_training(tmp_path):
+    (tmp_path / "f").write_text("")
+    with pytest.raises(ValueError, match=r"^checkpoint cannot be written: .* is a file, not a folder"):
+        T.train(TINY, checkpoint=tmp_path / "f" / "run.pt")
+
+
+def test_a_checkpoint_in_a_missing_folder_gets_its_folder_before_training(tmp_path):
+    ck = tmp_path / "new" / "deeper" / "run.pt"
+    T.train(TINY, checkpoint=ck, stop_after=2)
+    assert ck.is_file()
+
+
+def test_a_stale_checkpoint_temporary_of_a_dead_writer_is_removed_and_a_live_ones_kept(tmp_path):
+    import os
+    import subprocess
+    import sys
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    ck = tmp_path / "run.pt"
+    stale = tmp_path / f".run.pt.{dead.pid}.tmp"
+    live = tmp_path / f".run.pt.{os.getppid()}.tmp"      # the test runner's parent: alive
+    other = tmp_path / f".other.pt.{dead.pid}.tmp"        # another checkpoint's: not touched
+    for p in (stale, live, other):
+        p.write_bytes(b"half a checkpoint")
+    T.train(TINY, checkpoint=ck, stop_after=2)
+    assert not stale.exists() and live.exists() and other.exists() and ck.is_file()
+    assert T.clean_checkpoint_temporaries(ck, every=True) == [live] and not live.exists()
+
+
+def test_a_checkpoint_write_that_fails_leaves_no_temporary(tmp_path, monkeypatch):
+    ck = tmp_path / "run.pt"
+
+    def full_disk(obj, f, *a, **kw):
+        with open(f, "wb") as out:
+            out.write(b"half")
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(torch, "save", full_disk)
+    with pytest.raises(OSError, match="No space left"):
+        T.train(TINY, checkpoint=ck, stop_after=2)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_discard_checkpoint_removes_a_file_and_moves_a_folder_aside(tmp_path):
+    f, d = tmp_path / "a.pt", tmp_path / "b.pt"
+    f.write_bytes(b"trunc")
+    d.mkdir()
+    assert T.discard_checkpoint(f) == "removed it" and not f.exists()
+    assert "moved the folder aside" in T.discard_checkpoint(d) and not d.exists()
+    assert [p.name.startswith("b.pt.bad") for p in tmp_path.iterdir()] == [True]
