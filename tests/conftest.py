@@ -32,3 +32,24 @@ def _seed(cache) -> Path:
 def seed_corpus():
     """``seed_corpus(folder)``: link the prepared corpus into ``folder`` (created); returns it."""
     return _seed
+
+
+#: the fuzz's outcome counts (tests/test_fuzz.py), reported at the end of the session
+_FUZZ = pytest.StashKey[dict]()
+
+
+@pytest.fixture(scope="session")
+def fuzz_counts(request):
+    """A dict of counters the fuzz adds its cases and their outcomes to."""
+    return request.config.stash.setdefault(_FUZZ, {})
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    counts = config.stash.get(_FUZZ, None)
+    if counts:
+        terminalreporter.write_line(
+            f"fuzz: {counts.get('cases', 0)} cases ({counts.get('out_of_domain', 0)} out-of-domain, "
+            f"{counts.get('in_domain', 0)} in-domain, {counts.get('command_line', 0)} command lines): "
+            f"{counts.get('rejected', 0)} rejected with a clear error, {counts.get('accepted', 0)} accepted; "
+            f"{counts.get('raw', 0)} raw tracebacks, {counts.get('silent', 0)} silent accepts, "
+            f"{counts.get('nan', 0)} NaN outputs")
