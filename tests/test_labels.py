@@ -34,6 +34,63 @@ def test_labels_page_lists_exactly_the_labels_of_the_chapters():
     assert on_page - in_book == set(), f"labels.md lists labels no chapter defines (run python tools/labels.py): {sorted(on_page - in_book)}"
 
 
+def test_labels_page_is_up_to_date():
+    """The page is exactly what tools/labels.py writes now (labels, numbers, chapter titles).
+    Fix: python tools/labels.py"""
+    assert labels.main(["--check"]) == 0, "labels.md is out of date: run python tools/labels.py"
+
+
+def test_kind_headings_are_english_plurals():
+    page = labels.render([("cor-a", "corollary", "d"), ("prop-b", "property", "d"), ("x", "theorem", "d")])
+    assert "## Corollaries" in page and "## Properties" in page and "## Theorems" in page
+    assert "Corollarys" not in page and "Propertys" not in page
+    assert set(labels.PLURALS) == set(labels.ORDER)
+
+
+def _book(tmp_path, docs: dict):
+    toc = {"format": "jb-book", "root": "intro",
+           "parts": [{"caption": "A", "chapters": [{"file": d} for d in docs if d != "intro"]}]}
+    (tmp_path / "_toc.yml").write_text(yaml.safe_dump(toc))
+    for doc, text in docs.items():
+        (tmp_path / f"{doc}.md").parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / f"{doc}.md").write_text(text)
+    return tmp_path
+
+
+def test_numbers_follow_the_book_order_with_one_counter_per_kind(tmp_path):
+    """As Sphinx's numfig numbers them here: across chapters in _toc.yml's order; a figure
+    needs a name and a caption, a table a name and a title, an equation a label; a titled
+    {prf:...} is numbered with or without a label, unless :nonumber:."""
+    root = _book(tmp_path, {
+        "intro": "# Preface\n\n$$\nx\n$$ (eq-a)\n",
+        "ch/one": ("# One\n\n```{glue:figure} fig-a\n:name: fig-a\n\nA caption.\n```\n\n"
+                   "```{glue:figure} fig-nocap\n:name: fig-nocap\n```\n\n"
+                   "```{prf:theorem} Unlabelled\nbody\n```\n\n"
+                   "```{prf:theorem} Second\n:label: thm-b\n\nbody\n```\n\n"
+                   "```{prf:theorem} Not numbered\n:label: thm-n\n:nonumber:\n\nbody\n```\n\n"
+                   "```{list-table} A title\n:name: tbl-a\n\n* - x\n```\n"),
+        "ch/two": ("# Two: $O(1/\\sqrt{k})$\n\n:::{figure} img.png\n:name: fig-b\n\nCaption.\n:::\n\n"
+                   "```{math}\n:label: eq-b\n\ny\n```\n\n$$\nz\n$$\n\n$$\nw\n$$ (eq-c)\n\n"
+                   "(claim-x)=\n### The claim's heading\n"),
+    })
+    assert labels.numbers(root) == {"eq-a": "(1)", "fig-a": "Fig. 1", "thm-b": "Theorem 2", "tbl-a": "Table 1",
+                                    "fig-b": "Fig. 2", "eq-b": "(2)", "eq-c": "(3)"}
+    assert labels.chapter_titles(root)["ch/two"] == "Two: $O(1/\\sqrt{k})$"
+    assert labels.section_titles(labels.markdown_of("ch/two", root)) == {"claim-x": "The claim's heading"}
+
+
+def test_the_page_shows_number_and_chapter_title():
+    page = (ROOT / "labels.md").read_text(encoding="utf-8")
+    rows = {m.group(1): m.group(2) for m in re.finditer(r"^\| `([^`]+)` \| (.*)$", page, re.M)}
+    numbering, titles = labels.numbers(), labels.chapter_titles()
+    checked = 0
+    for label, kind, doc in labels.book_labels():
+        if label in numbering:
+            assert rows[label].startswith(numbering[label] + " | " + titles[doc].replace("|", "\\|")), (label, rows[label])
+            checked += 1
+    assert checked >= 10
+
+
 def test_labels_page_is_in_the_book():
     toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
     files = [c["file"] for part in toc.get("parts", []) for c in part["chapters"]]
