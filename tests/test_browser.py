@@ -53,12 +53,28 @@ PROBE = """
     var clone = document.body.cloneNode(true);
     clone.querySelectorAll('pre, code, script, style, textarea, mjx-container, mjx-assistive-mml')
          .forEach(function (n) { n.remove(); });
+    // what sticks out of the text column and is not inside a box that scrolls or clips it
+    var box = document.querySelector('article.bd-article') || document.body;
+    var edge = box.getBoundingClientRect().right, wide = [];
+    box.querySelectorAll('*').forEach(function (e) {
+      var r = e.getBoundingClientRect(), visible = getComputedStyle(e).overflowX === 'visible';
+      // a box's right edge, or its content's when that spills out of it (a long <pre> line)
+      var right = Math.max(r.right, visible ? r.left + e.scrollWidth : 0);
+      if (r.width === 0 || right <= edge + 1 || wide.length >= 5) return;
+      for (var a = e.parentElement; a && a !== box; a = a.parentElement) {
+        var o = getComputedStyle(a).overflowX;
+        if (['auto', 'scroll', 'hidden', 'clip'].indexOf(o) >= 0 && a.getBoundingClientRect().right <= edge + 1) return;
+      }
+      wide.push(e.tagName + ' ' + Math.round(right - edge) + ' px: ' + (e.textContent || '').slice(0, 60));
+    });
     var out = document.createElement('script');
     out.type = 'application/json';
     out.id = '%s';
     out.textContent = JSON.stringify({
       images: imgs, resources: resources, text: clone.textContent,
-      mjx: document.querySelectorAll('mjx-container').length
+      mjx: document.querySelectorAll('mjx-container').length,
+      page_width: document.documentElement.scrollWidth, window_width: document.documentElement.clientWidth,
+      overflow: wide
     }).replace(/</g, '\\\\u003c');
     document.body.appendChild(out);
   }
@@ -258,13 +274,63 @@ def test_no_request_leaves_the_machine(site):
     assert not remote, "remote URLs a browser would fetch on load:\n" + "\n".join(sorted(set(remote)))
 
 
+def test_no_page_is_wider_than_the_window(site):
+    """Wide outputs (a long log line, a wide table, a long equation) scroll or wrap inside their
+    own box (_ext/static/resdecay.css and the theme): nothing sticks out of the text column
+    and no page scrolls sideways at 1280 px."""
+    _, probes = site
+    wide = {page.name: (r["page_width"], r["window_width"], r["overflow"]) for page, r in probes.items()
+            if "page_width" in r and (r["page_width"] > r["window_width"] or r["overflow"])}
+    assert not wide, f"pages wider than the window, or with content outside the column: {wide}"
+
+
+def test_the_labels_page_numbers_are_the_rendered_books(site):
+    """Each number tools/labels.py computes (Fig. 18, Table 2, (7), Theorem 1) is the one the
+    built HTML prints beside that label."""
+    sys.path.insert(0, str(ROOT / "tools"))
+    import labels
+    html_root, _ = site
+    computed, rendered = labels.numbers(), labels.numbers_in_html(html_root)
+    assert computed, "no numbered labels?"
+    wrong = {label: (n, rendered.get(label)) for label, n in computed.items() if rendered.get(label) != n}
+    assert not wrong, f"labels.md's numbers differ from the book's (label: computed, rendered): {wrong}"
+
+
+def test_every_numbered_caption_shows_its_label(site):
+    """A numbered figure or table caption reads "Fig. 18 (fig-ablation) ..." (_ext/caption_labels.py)."""
+    html_root, _ = site
+    missing, n = [], 0
+    pattern = re.compile(r'<(figure|table)\b[^>]*\bid="([^"]+)"[^>]*>(.*?)</(?:figcaption|caption)>', re.S)
+    for page in _pages(html_root):
+        for tag, ident, inner in pattern.findall(page.read_text(encoding="utf-8")):
+            if 'class="caption-number"' not in inner:
+                continue
+            n += 1
+            if f'<span class="caption-label">({ident}) </span>' not in inner:
+                missing.append(f"{page.name}#{ident}")
+    assert n, "no numbered figure or table found"
+    assert not missing, f"captions without their label: {missing}"
+
+
+def test_the_built_book_carries_its_commit_in_citation_files(site):
+    import subprocess
+    import yaml
+    html_root, _ = site
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+    cff = yaml.safe_load((html_root / "CITATION.cff").read_text(encoding="utf-8"))
+    assert cff["commit"] == head and cff["repository-code"].startswith("https://")
+    assert f"commit {head}" in (html_root / "CITATION.bib").read_text(encoding="utf-8")
+
+
 def test_the_probe_catches_a_broken_image_and_raw_tex(tmp_path):
-    """The checks above can fail: a page with a missing image and untypeset TeX is caught."""
+    """The checks above can fail: a page with a missing image, untypeset TeX and a block wider
+    than the window is caught."""
     book.require_chromium()
     global SCREENSHOTS
     page = tmp_path / "broken.html"
     page.write_text("<html><body><p>\\(x^2\\) and $$y$$</p><img src='missing.png'>"
-                    "<img src='data:image/png;base64,iVBORw0KGgo='></body></html>")
+                    "<img src='data:image/png;base64,iVBORw0KGgo='>"
+                    "<pre style='white-space: pre'>" + "wide " * 400 + "</pre></body></html>")
     saved, SCREENSHOTS = SCREENSHOTS, tmp_path
     try:
         r = _probe(page, tmp_path)
@@ -273,3 +339,4 @@ def test_the_probe_catches_a_broken_image_and_raw_tex(tmp_path):
     assert "error" not in r, r
     assert [im["width"] > 0 and im["complete"] for im in r["images"]] == [False, False]
     assert "\\(" in r["text"] and "$$" in r["text"] and r["mjx"] == 0
+    assert r["page_width"] > r["window_width"] and r["overflow"]

@@ -1,0 +1,183 @@
+"""Citing the book: one repository URL, CITATION.cff and CITATION.bib, the commit at build time,
+and a one-line citation of a label.
+
+* The repository's address is set in ONE place, ``_config.yml``'s
+  ``sphinx: config: resdecay_repository_url`` (a placeholder until the repository has a public
+  remote). ``CITATION.cff`` (``repository-code``) and ``CITATION.bib`` (``url``) carry it, with
+  the version of ``resdecay_lib.__version__``; ``python _ext/citation.py`` rewrites both from
+  the setting and ``--check`` fails when they differ from it (``tests/test_citation.py``).
+* A file cannot hold the commit it is committed in, so the build adds it: as a Sphinx extension
+  this module writes ``CITATION.cff`` (with ``commit:``) and ``CITATION.bib`` (commit in the
+  note) into the built book's root, e.g. ``_build/html/CITATION.cff``, from ``git rev-parse HEAD``.
+* :func:`cite_line` is the one-line citation of a label (Chapter 10 shows one per claim); the
+  role ``{cite-line}`claim-fifth-at-24``` writes the same line in MyST text at build time.
+  Neither carries the commit: a notebook's stored output cannot know it either, and nbval
+  compares that output; the commit of a built book is in its ``CITATION.cff``.
+"""
+from __future__ import annotations
+
+import pathlib
+import re
+import subprocess
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+SETTING = "resdecay_repository_url"
+#: the bibliography key of the book in CITATION.bib (and the Preface's BibTeX block)
+BIB_KEY = "resdecay2026"
+
+
+def _yaml(path: pathlib.Path):
+    import yaml
+    return yaml.safe_load(path.read_text(encoding="utf-8"))
+
+
+def repository_url(root: pathlib.Path = ROOT) -> str:
+    """The repository's address: ``_config.yml``'s ``sphinx.config.resdecay_repository_url``."""
+    url = ((_yaml(pathlib.Path(root) / "_config.yml").get("sphinx") or {}).get("config") or {}).get(SETTING)
+    if not url:
+        raise KeyError(f"_config.yml has no sphinx: config: {SETTING}: the one setting of the repository's address")
+    return str(url)
+
+
+def version(root: pathlib.Path = ROOT) -> str:
+    """``resdecay_lib.__version__``, read from its source (nothing is imported)."""
+    text = (pathlib.Path(root) / "resdecay_lib" / "__init__.py").read_text(encoding="utf-8")
+    return re.search(r'^__version__ = "([^"]+)"', text, re.M).group(1)
+
+
+def commit(root: pathlib.Path = ROOT) -> str | None:
+    """``git rev-parse HEAD`` of the working tree at ``root``, or None outside a git checkout."""
+    try:
+        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    sha = out.stdout.strip()
+    return sha if out.returncode == 0 and re.fullmatch(r"[0-9a-f]{40}", sha) else None
+
+
+def _cff(root: pathlib.Path) -> dict:
+    return _yaml(pathlib.Path(root) / "CITATION.cff")
+
+
+def _authors(cff: dict) -> list[str]:
+    return [a.get("name") or " ".join(x for x in (a.get("given-names"), a.get("family-names")) if x)
+            for a in cff["authors"]]
+
+
+def cite_line(label: str, title: str | None = None, root: pathlib.Path = ROOT) -> str:
+    """One line that cites a result of the book by its stable label: authors, year, the book's
+    short name and version, the label (and the result's title, when given), the repository.
+
+    >>> cite_line("claim-fifth-at-24", "About a fifth at k = 24")  # doctest: +ELLIPSIS
+    'The resdecay authors (2026). resdecay 0.1.0, claim-fifth-at-24 ("About a fifth at k = 24"). https://...'
+    """
+    if not isinstance(label, str) or not re.fullmatch(r"[A-Za-z][\w-]*", label):
+        raise ValueError(f"label must be a stable label such as 'claim-fifth-at-24', got {label!r}")
+    cff = _cff(root)
+    year = str(cff.get("date-released", ""))[:4]
+    name = cff["title"].split(":")[0]
+    what = f'{label} ("{title}")' if title else label
+    return f"{' and '.join(_authors(cff))} ({year}). {name} {version(root)}, {what}. {repository_url(root)}"
+
+
+def _bib_escape(text: str) -> str:
+    return text.replace("&", r"\&").replace("%", r"\%").replace("#", r"\#")
+
+
+def citation_bib(root: pathlib.Path = ROOT, sha: str | None = None) -> str:
+    """The book's BibTeX entry, from CITATION.cff's preferred citation and the one URL setting;
+    ``sha`` (the build's commit) goes into the note."""
+    cff = _cff(root)
+    pc = cff.get("preferred-citation", cff)
+    note = (f"Executable book and companion library, version {version(root)}"
+            + (f", commit {sha}" if sha else "")
+            + ". Tests Theorem 3.3 and Corollaries 3.4 and 3.5 of Xie et al. (2023), arXiv:2304.14802."
+            + " Cite a result by its stable label (the book's Labels page).")
+    authors = " and ".join("{" + a + "}" if " " in a and "," not in a else a for a in _authors(pc))
+    fields = [("title", "{" + _bib_escape(pc["title"]) + "}"), ("author", "{" + authors + "}"),
+              ("year", "{" + str(pc.get("year") or str(cff["date-released"])[:4]) + "}"),
+              ("version", "{" + version(root) + "}"), ("url", "{" + repository_url(root) + "}"),
+              ("note", "{" + note + "}")]
+    width = max(len(k) for k, _ in fields)
+    body = ",\n".join(f"  {k:<{width}} = {v}" for k, v in fields)
+    return f"@book{{{BIB_KEY},\n{body}\n}}\n"
+
+
+_HEADER_BIB = ("% Written by python _ext/citation.py from CITATION.cff and _config.yml's " + SETTING + ";\n"
+               "% the built book's CITATION.bib adds the commit.\n")
+
+
+def cff_text(root: pathlib.Path = ROOT, sha: str | None = None) -> str:
+    """CITATION.cff as committed, with ``repository-code`` and both versions set from the
+    settings (every other line kept as written); ``sha`` adds ``commit:`` (the built copy)."""
+    text = (pathlib.Path(root) / "CITATION.cff").read_text(encoding="utf-8")
+    url, ver = repository_url(root), version(root)
+    line = f'repository-code: "{url}"   # from _config.yml: {SETTING}\n'
+    if re.search(r"^repository-code:.*\n", text, re.M):
+        text = re.sub(r"^repository-code:.*\n", line, text, count=1, flags=re.M)
+    else:
+        text = re.sub(r"^(version:.*\n)", r"\1" + line.replace("\\", r"\\"), text, count=1, flags=re.M)
+    text = re.sub(r"^version: .*$", f"version: {ver}", text, count=1, flags=re.M)
+    text = re.sub(r"^(  version: ).*$", rf"\g<1>{ver}", text, count=1, flags=re.M)
+    text = re.sub(r"^commit:.*\n", "", text, flags=re.M)
+    if sha:
+        text = re.sub(r"^(repository-code:.*\n)", rf"\1commit: {sha}   # git rev-parse HEAD at build time\n",
+                      text, count=1, flags=re.M)
+    return text
+
+
+def write_repository_files(root: pathlib.Path = ROOT, check: bool = False) -> list[str]:
+    """Rewrite CITATION.cff and CITATION.bib at ``root`` from the settings (no commit); with
+    ``check``, write nothing and return the names of the files that differ."""
+    stale = []
+    for name, text in (("CITATION.cff", cff_text(root)), ("CITATION.bib", _HEADER_BIB + citation_bib(root))):
+        path = pathlib.Path(root) / name
+        if not path.exists() or path.read_text(encoding="utf-8") != text:
+            stale.append(name)
+            if not check:
+                path.write_text(text, encoding="utf-8")
+    return stale
+
+
+# --- Sphinx: the setting, the role, and the built copies with the commit ---------------------
+
+
+def _write_built(app, exception):
+    if exception is not None or app.builder.format != "html":
+        return
+    root = pathlib.Path(app.srcdir)
+    sha = commit(root)
+    out = pathlib.Path(app.outdir)
+    (out / "CITATION.cff").write_text(cff_text(root, sha), encoding="utf-8")
+    (out / "CITATION.bib").write_text(citation_bib(root, sha), encoding="utf-8")
+
+
+def _cite_line_role(name, rawtext, text, lineno, inliner, options=None, content=None):
+    from docutils import nodes
+    env = inliner.document.settings.env
+    m = re.fullmatch(r"\s*(.*?)\s*<([A-Za-z][\w-]*)>\s*", text)
+    title, label = (m.group(1), m.group(2)) if m else (None, text.strip())
+    try:
+        line = cite_line(label, title, pathlib.Path(env.srcdir))
+    except (ValueError, KeyError, OSError) as err:
+        msg = inliner.reporter.error(f"cite-line: {err}", line=lineno)
+        return [inliner.problematic(rawtext, rawtext, msg)], [msg]
+    return [nodes.literal(rawtext, line, classes=["cite-line"])], []
+
+
+def setup(app):
+    app.add_config_value(SETTING, "", "env", [str])
+    app.add_role("cite-line", _cite_line_role)
+    app.connect("build-finished", _write_built)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}
+
+
+if __name__ == "__main__":
+    names = write_repository_files(ROOT, check="--check" in sys.argv[1:])
+    if "--check" in sys.argv[1:]:
+        if names:
+            print(f"out of date with _config.yml's {SETTING} or the version: {', '.join(names)} "
+                  f"(run python _ext/citation.py)", file=sys.stderr)
+        sys.exit(1 if names else 0)
+    print("wrote " + (", ".join(names) if names else "nothing (up to date)"))
