@@ -427,7 +427,7 @@ def laws_past_front(curve, front: int = FRONT_BLOCKS, tail: int = 0) -> dict:
     k = front + 1..L - tail (``tail=1``: the last block left out, the sensitivity)."""
     y = np.asarray(curve, dtype=np.float64)
     L = y.size
-    check_int("front", front, 0, max(L - 4, 0))
+    check_int("front", front, 0, max(L - 3, 0))      # three points past the front at least
     check_int("tail", tail, 0, max(L - front - 3, 0))
     k = np.arange(front + 1, L - tail + 1)
     return compare_laws(k, y[front:L - tail])
