@@ -188,6 +188,9 @@ def local_slope(k, y, lo: int, hi: int) -> float:
 #: the shifted law "describes better" than a power law (or the reverse) when the difference
 #: of their Akaike criteria exceeds 2; both have two parameters, so this is n log(RSS ratio)
 AIC_MARGIN = 2.0
+#: fewer points than this (two parameters each, and three residual degrees of freedom) leave
+#: the comparison undecided
+MIN_POINTS = 5
 
 
 @dataclass(frozen=True)
@@ -256,12 +259,14 @@ def compare_laws(k, y) -> dict:
     """The shifted law against a power law over the given points (criterion stated first:
     both have two parameters, so the Akaike difference is n log(RSS_power / RSS_shifted);
     "shifted" when it exceeds :data:`AIC_MARGIN`, "power" when below -AIC_MARGIN, else
-    "neither")."""
+    "neither"; "neither" also below :data:`MIN_POINTS` points)."""
     s = shifted_law(k, y)
     p, rss_p = power_law_rss(k, y)
     tiny = 1e-300     # an exact fit has RSS 0: keep the logarithm finite
     d_aic = float(s.n * (math.log(rss_p + tiny) - math.log(s.rss + tiny)))
     better = "shifted" if d_aic > AIC_MARGIN else ("power" if d_aic < -AIC_MARGIN else "neither")
+    if s.n < MIN_POINTS:   # two 2-parameter laws through so few points: no comparison
+        better = "neither"
     return {"shifted": s, "exponent": p, "rss_power": rss_p, "d_aic": d_aic, "better": better}
 
 
