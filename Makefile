@@ -55,6 +55,7 @@ nbval: $(STAMP)
 chapters: $(STAMP)
 	for nb in chapters/*.ipynb intro.ipynb; do echo "$$nb"; $(BIN)/jupyter execute --inplace "$$nb" || exit 1; done
 	$(BIN)/python tools/labels.py   # the labels page lists every label the chapters define
+	$(BIN)/python tools/findings.py # the README's findings, from the stored evidence
 
 ## bench: every benchmark under benchmarks/, each printing its ratios
 bench: $(STAMP)
