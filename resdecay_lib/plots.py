@@ -40,9 +40,21 @@ K_TICKS = (1, 2, 4, 8, 16, 24, 32, 64)
 
 def log_k_axis(ax, L: int, ticks=K_TICKS) -> None:
     """A log axis of block indices 1..L with plain labels at ``ticks`` (no 2 x 10^0, no
-    crowded minor labels)."""
+    crowded minor labels); of two ticks closer than a factor 1.5 the smaller is dropped (24
+    beside 32 when L >= 32: their labels would touch in a half-column panel).
+
+    >>> fig, (ax,) = column_panels(1); log_k_axis(ax, 48); [int(t) for t in ax.get_xticks()]
+    [1, 2, 4, 8, 16, 32]
+    >>> log_k_axis(ax, 24); [int(t) for t in ax.get_xticks()]
+    [1, 2, 4, 8, 16, 24]
+    >>> close(fig)
+    """
     ax.set_xscale("log")
-    ax.set_xticks([t for t in ticks if t <= L])
+    kept = []
+    for t in sorted((t for t in ticks if t <= L), reverse=True):
+        if not kept or kept[-1] / t >= 1.5:
+            kept.append(t)
+    ax.set_xticks(kept[::-1])
     ax.xaxis.set_major_formatter(matplotlib.ticker.ScalarFormatter())
     ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
 
