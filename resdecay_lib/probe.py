@@ -7,9 +7,13 @@
   (:mod:`resdecay_lib.models`): after every residual addition, a :class:`SublayerStream`
   ([2L+1, B, T, D] with named views: ``block_inputs``, ``after_attention``, ``after_mlp``),
   since the theory's k counts residual additions.
-* :func:`measure`, :func:`measure_sublayers` -- the stream of any model on a batch dict
-  (a pretrained model's ``body`` and ``blocks``), batch by batch, with its :func:`layer_change`.
+* :func:`measure`, :func:`measure_sublayers` -- the stream of any model on token ids or a
+  mapping of inputs (a dict, a Hugging Face ``BatchEncoding``, whose ``attention_mask`` then
+  masks the padding), batch by batch, with its :func:`layer_change`; ``keep_stream=False``
+  computes the metrics inside the hooks without stacking the stream (about one plain forward).
 * :func:`layer_change` -- per-layer metrics of a captured stream, accumulated in float64.
+* :func:`exponent` -- the fitted exponent of omega_k^2 with its bootstrap interval and the
+  theorem's exponent over the same range and index convention (an :class:`Exponent`).
 
 Hooks are global state on modules; every hook is removed in a ``finally`` so none outlives
 the call, not even when the forward raises. The hooks return nothing, so the model's output
@@ -40,6 +44,11 @@ D = 1024 and r_k = 1e-2, 1e-2 only when a block changes the stream by r_k ~ 1e-6
 """
 from __future__ import annotations
 
+import math
+import os
+import sys
+import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -56,7 +65,7 @@ _BATCH = Int(1, 100_000)
 #: a captured stream (rms_change, angular_distances): finite, at least two states
 _STREAM = Tensor("a finite floating-point tensor [L+1, B, T, D] with L+1 >= 2", ndim=4, min_shape=(2,))
 
-__all__ = ["LN_EPS", "LayerChange", "NormChange", "rms_change", "angular_distances", "residual_stream", "SublayerStream", "sublayer_stream",
+__all__ = ["LN_EPS", "LayerChange", "NormChange", "Exponent", "exponent", "rms_change", "angular_distances", "residual_stream", "SublayerStream", "sublayer_stream",
            "measure", "measure_sublayers", "batches", "progress_bar", "layer_change", "block_grad_norms", "gram", "measure_zoo", "profile_at_init",
            "output_change_at_init"]
 
@@ -74,9 +83,9 @@ def _first_tensor(value, what):
 
 
 def _call(model, inputs):
-    if isinstance(inputs, dict):
+    if isinstance(inputs, Mapping):        # a dict, or a Hugging Face BatchEncoding (a UserDict)
         if not inputs:
-            raise ValueError("inputs must not be empty: got an empty dict")
+            raise ValueError("inputs must not be empty: got an empty mapping")
         for name, v in inputs.items():
             if isinstance(v, torch.Tensor) and v.numel() == 0:
                 raise ValueError(f"inputs[{name!r}] is empty (shape {tuple(v.shape)})")
@@ -87,8 +96,8 @@ def _call(model, inputs):
         if inputs.numel() == 0:
             raise ValueError(f"inputs must not be empty, got shape {tuple(inputs.shape)}")
         return model(inputs.to(_model_device(model)))
-    raise TypeError(f"inputs must be a LongTensor of token ids or a dict of keyword tensors, "
-                    f"got {type(inputs).__name__}")
+    raise TypeError(f"inputs must be a LongTensor of token ids or a mapping of keyword tensors (a dict, "
+                    f"a Hugging Face BatchEncoding), got {type(inputs).__name__}")
 
 
 def _model_device(model):
@@ -99,9 +108,13 @@ def _model_device(model):
     return torch.device("cpu")
 
 
-def _capture(model: nn.Module, inputs, entries: list[nn.Module], exit_module: nn.Module):
+def _capture(model: nn.Module, inputs, entries: list[nn.Module], exit_module: nn.Module, sums: bool = False):
     """Run ``model`` once; return [len(entries)+1, ...]: the input of each entry module, in
-    list order, then the output of ``exit_module``."""
+    list order, then the output of ``exit_module``.
+
+    With ``sums``, nothing is stacked: each hook reduces its state at once to the per-token
+    float64 sums :func:`layer_change` reads (:class:`_SumSink`) and keeps only the previous
+    state; returns ``(s, q, c)``, numpy [L+1, N], [L+1, N], [L, N] with N = B T."""
     if not isinstance(model, nn.Module):
         raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
     if len(entries) == 0:
@@ -115,9 +128,15 @@ def _capture(model: nn.Module, inputs, entries: list[nn.Module], exit_module: nn
 
     n = len(entries) + 1
     store: dict = {"buf": None, "seen": [0] * n}
+    sink = _SumSink(n) if sums else None
 
     def put(slot, x):
         x = x.detach()
+        if sink is not None:
+            store["seen"][slot] += 1
+            if store["seen"][slot] == 1:        # a second run is reported after the forward
+                sink.put(slot, x)
+            return
         if store["buf"] is None:
             store["buf"] = torch.empty((n,) + tuple(x.shape), dtype=torch.float32)
         buf = store["buf"]
@@ -156,11 +175,64 @@ def _capture(model: nn.Module, inputs, entries: list[nn.Module], exit_module: nn
     finally:
         for h in handles:
             h.remove()
-    if store["buf"] is None or any(c != 1 for c in store["seen"]):
+    if any(c != 1 for c in store["seen"]) or (sink is None and store["buf"] is None):
         bad = [i for i, c in enumerate(store["seen"]) if c != 1]
         raise RuntimeError(f"each hooked module must run exactly once per forward; positions {bad} "
                            f"ran {[store['seen'][i] for i in bad]} times")
-    return store["buf"]
+    return sink.result() if sink is not None else store["buf"]
+
+
+class _SumSink:
+    """Per-token float64 sums of the stream, state by state, as the hooks see it: sum_i x_ki,
+    ||x_k||^2 and <x_{k-1}, x_k> (what :func:`_token_sums` computes from a stacked stream),
+    holding one previous state instead of all L+1.
+
+    Each state is first rounded to float32, as the stacked buffer stores it; the products of
+    two float32 numbers are exact in float64, so the sums differ from the stacked
+    computation's only in the order of the float64 additions. On the CPU the sums are NumPy
+    ``einsum`` loops (one thread, no temporaries: torch's float64 reductions cost a whole
+    forward's worth of memory traffic); on another device, torch's float64 reductions there.
+    The states must arrive in stream order (every Pre-LN, Post-LN or Hugging Face stack runs
+    its blocks in order)."""
+
+    #: NumPy's loops for CPU tensors (False: torch's reductions, as on a GPU; the tests read both)
+    use_numpy = True
+
+    def __init__(self, n: int):
+        self.n, self.next, self.prev, self.shape = n, 0, None, None
+        self.s, self.q, self.c = [None] * n, [None] * n, [None] * (n - 1)
+
+    def put(self, slot, x):
+        if slot != self.next:
+            raise RuntimeError(f"the hooked modules ran out of stream order (position {slot} before "
+                               f"{self.next}); measure with keep_stream=True")
+        if self.shape is None:
+            self.shape = tuple(x.shape)
+        elif tuple(x.shape) != self.shape:
+            raise ValueError(f"the stream changes shape between hooked modules: "
+                             f"{self.shape} then {tuple(x.shape)} at position {slot}")
+        D = x.shape[-1]
+        a = x.to(torch.float32)
+        if a.device.type == "cpu" and self.use_numpy:
+            a = a.reshape(-1, D).numpy()           # a view where x is float32 and contiguous
+            self.s[slot] = np.einsum("nd->n", a, dtype=np.float64)
+            self.q[slot] = np.einsum("nd,nd->n", a, a, dtype=np.float64)
+            if slot:
+                self.c[slot - 1] = np.einsum("nd,nd->n", self.prev, a, dtype=np.float64)
+            # a copy: a later in-place operation inside the model must not alter the state
+            self.prev = a.copy() if slot < self.n - 1 else None
+        else:
+            a = a.reshape(-1, D).double()          # a new tensor: safe from in-place operations
+            self.s[slot], self.q[slot] = a.sum(-1), (a * a).sum(-1)
+            if slot:
+                self.c[slot - 1] = (self.prev * a).sum(-1)
+            self.prev = a if slot < self.n - 1 else None
+        self.next += 1
+
+    def result(self):
+        def stack(parts):
+            return np.stack([p if isinstance(p, np.ndarray) else p.cpu().numpy() for p in parts])
+        return stack(self.s), stack(self.q), stack(self.c), self.shape
 
 
 @accepts(model=_MODULE, exit_module=_MODULE_OR_NONE)
@@ -170,9 +242,12 @@ def residual_stream(model: nn.Module, inputs, blocks=None, exit_module=None) -> 
     Parameters
     ----------
     model : nn.Module
-        Called as ``model(inputs)`` (a LongTensor of token ids) or ``model(**inputs)`` (a
-        dict, e.g. Hugging Face's input_ids and attention_mask); inputs are moved to the
-        model's device.
+        Called as ``model(inputs)`` (a LongTensor of token ids) or ``model(**inputs)`` (any
+        mapping: a dict, or the ``BatchEncoding`` a Hugging Face tokenizer returns, with its
+        ``input_ids`` and ``attention_mask``, so padded positions are masked inside the model);
+        inputs are moved to the model's device. The stream holds every position, padding
+        included: :func:`measure` leaves padding out of the metrics by the inputs'
+        ``attention_mask``, :func:`layer_change` by its ``mask``.
     blocks : sequence of nn.Module, optional
         Submodules of ``model``, in stream order, each mapping the stream to the stream
         (its input positional or the keyword ``hidden_states``; its output a tensor or a
@@ -195,29 +270,16 @@ def residual_stream(model: nn.Module, inputs, blocks=None, exit_module=None) -> 
     """
     if not isinstance(model, nn.Module):
         raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
-    if blocks is None:
-        if not isinstance(getattr(model, "blocks", None), (nn.ModuleList, list, tuple)):
-            raise ValueError("model has no attribute 'blocks': pass blocks=[...] explicitly")
-        blocks = model.blocks
-    if isinstance(blocks, nn.Module) and not isinstance(blocks, nn.ModuleList):
-        raise TypeError(f"blocks must be a list of modules, got one {type(blocks).__name__}: pass [module]")
-    try:
-        blocks = list(blocks)
-    except TypeError as exc:
-        raise TypeError(f"blocks must be a list of modules, got {type(blocks).__name__}") from exc
-    if exit_module is not None and not isinstance(exit_module, nn.Module):
-        raise TypeError(f"exit_module must be a submodule of the model, got {type(exit_module).__name__}")
-    if not blocks:
-        raise ValueError("blocks must hold at least one module")
+    blocks, exit_module = _entries(model, blocks, exit_module)
     _check_ids(model, inputs)
-    return _capture(model, inputs, blocks, blocks[-1] if exit_module is None else exit_module)
+    return _capture(model, inputs, blocks, exit_module)
 
 
 def _check_ids(model, inputs, name: str = "inputs") -> None:
     """Token ids outside the model's vocabulary raise ``ValueError`` naming their range before
     the forward (torch would say "index out of range in self")."""
     from .models import check_token_ids, vocab_size_of
-    ids = inputs.get("input_ids") if isinstance(inputs, dict) else inputs
+    ids = inputs.get("input_ids") if isinstance(inputs, Mapping) else inputs
     if not isinstance(ids, torch.Tensor) or ids.dtype not in (torch.int64, torch.int32) or ids.numel() == 0:
         return
     vocab = vocab_size_of(model)
@@ -289,77 +351,236 @@ def sublayer_stream(model: nn.Module, inputs) -> SublayerStream:
 
 
 def _check_inputs(inputs, batch_size=None):
-    if not isinstance(inputs, dict) or not isinstance(inputs.get("input_ids"), torch.Tensor) \
-            or inputs["input_ids"].dim() != 2 or inputs["input_ids"].numel() == 0:
-        raise ValueError("inputs must be a dict with a non-empty [B, T] input_ids tensor "
-                         "(e.g. pretrained.sample_inputs' first value)")
+    ids = inputs.get("input_ids") if isinstance(inputs, Mapping) else inputs
+    if not isinstance(ids, torch.Tensor) or ids.dim() != 2 or ids.numel() == 0 or (
+            ids is inputs and (ids.is_floating_point() or ids.is_complex() or ids.dtype == torch.bool)):
+        raise ValueError("inputs must be a [B, T] tensor of token ids or a mapping (a dict, a Hugging Face "
+                         "BatchEncoding) with a non-empty [B, T] input_ids tensor (e.g. pretrained.sample_inputs' "
+                         "first value, or tokenizer(texts, padding=True, return_tensors='pt'))")
     if batch_size is not None:
         _BATCH.check("batch_size", batch_size)
 
 
 @accepts(batch_size=Int(1))
-def batches(inputs: dict, batch_size: int):
-    """The dict ``inputs`` of [B, ...] tensors in slices of ``batch_size`` sequences."""
+def batches(inputs, batch_size: int):
+    """``inputs`` ([B, T] token ids, or a mapping of [B, ...] tensors) in slices of
+    ``batch_size`` sequences (a mapping's other values are passed to every slice unchanged)."""
     _check_inputs(inputs, 1)
+    if isinstance(inputs, torch.Tensor):
+        for i in range(0, inputs.shape[0], batch_size):
+            yield inputs[i:i + batch_size]
+        return
     n = inputs["input_ids"].shape[0]
     for i in range(0, n, batch_size):
-        yield {k: v[i:i + batch_size] for k, v in inputs.items()}
+        yield {k: (v[i:i + batch_size] if isinstance(v, torch.Tensor) else v) for k, v in inputs.items()}
 
 
-@accepts(total=Int(0, none=True), desc=Text(empty=True))
-def progress_bar(it, total, desc, progress):
-    """``it`` with a terminal progress bar when ``progress`` (nothing in a notebook log)."""
-    from tqdm import tqdm      # the terminal bar (tqdm.auto warns inside Jupyter)
-    # disable=None: a bar on a terminal, nothing when output goes to a file or a notebook log
-    return tqdm(it, total=total, desc=desc, disable=None if progress else True, leave=False)
+#: seconds between two progress lines when the output is a log (not a terminal, not Jupyter)
+PROGRESS_EVERY_S = 30.0
 
 
-def _stream_in_batches(model, inputs, batch_size, progress, desc, blocks=None, exit_module=None):
+def _in_jupyter() -> bool:
+    """Inside a Jupyter kernel (IPython's ZMQ shell)."""
+    shell = getattr(sys.modules.get("IPython"), "get_ipython", lambda: None)()
+    return type(shell).__name__ == "ZMQInteractiveShell"
+
+
+def _is_tty(stream) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):
+        return False
+
+
+class _LogLines:
+    """A progress "bar" for a log: the items of ``it``, and one line on ``file`` every
+    ``every_s`` seconds (done/total, elapsed, time left, the last ``set_postfix``), and one at
+    the end when the loop took longer than ``every_s``. The tqdm calls the library makes
+    (``set_postfix``, ``close``) do the same here."""
+
+    def __init__(self, it, total, desc, initial=0, every_s=None, file=None):
+        self.it, self.total, self.desc, self.n0 = it, total, desc, initial
+        self.every = PROGRESS_EVERY_S if every_s is None else every_s
+        self.file, self.postfix, self.n = file, "", initial
+        self.t0 = self.last = time.monotonic()
+        self.printed_at, self.closed = None, False
+
+    def __iter__(self):
+        for item in self.it:
+            yield item
+            self.n += 1
+            if time.monotonic() - self.last >= self.every:
+                self.line()
+        self.close()
+
+    def __len__(self):
+        return self.total if self.total is not None else len(self.it)
+
+    def set_postfix(self, **kw):
+        self.postfix = ", ".join(f"{k} {v}" for k, v in kw.items())
+
+    def line(self):
+        t = time.monotonic() - self.t0
+        done = self.n - self.n0
+        total = f"/{self.total}" if self.total else ""
+        pct = f" ({100 * self.n / self.total:.0f}%)" if self.total else ""
+        left = (f", about {(self.total - self.n) * t / done:.0f} s left"
+                if self.total and done and self.n < self.total else "")
+        print(f"{self.desc}: {self.n}{total}{pct}, {t:.0f} s{left}" + (f", {self.postfix}" if self.postfix else ""),
+              file=self.file or sys.stderr, flush=True)
+        self.last, self.printed_at = time.monotonic(), self.n
+
+    def close(self):
+        """A last line when the loop lasted ``every_s`` or more and its end is not printed yet."""
+        if not self.closed and time.monotonic() - self.t0 >= self.every and self.n != self.printed_at:
+            self.line()
+        self.closed = True
+
+
+@accepts(total=Int(0, none=True), desc=Text(empty=True), progress=Flag(none=True))
+def progress_bar(it, total, desc, progress, initial: int = 0, file=None):
+    """``it`` with progress shown where it is read:
+
+    * on a terminal, a tqdm bar (``progress`` True or None);
+    * in Jupyter, a ``tqdm.auto`` bar (a widget where ipywidgets is installed), only with
+      ``progress=True``: None shows nothing there, so an executed notebook's stored outputs
+      carry no timings;
+    * in a log (output to a file or a pipe), one line every :data:`PROGRESS_EVERY_S` seconds
+      (``progress`` True or None);
+    * nothing with ``progress=False``.
+
+    ``initial``: items already done (a resumed run); ``file``: where the bar or lines go
+    (default stderr). The result iterates like ``it`` and has tqdm's ``set_postfix`` and ``close``.
+    """
+    file = file or sys.stderr
+    if progress is False or (progress is None and _in_jupyter()):
+        from tqdm import tqdm
+        return tqdm(it, total=total, desc=desc, initial=initial, disable=True)
+    if _in_jupyter():
+        import warnings
+        from tqdm import TqdmWarning
+        with warnings.catch_warnings():      # without ipywidgets tqdm.auto warns, then draws text
+            warnings.simplefilter("ignore", TqdmWarning)
+            from tqdm.auto import tqdm       # a widget where ipywidgets is installed
+        return tqdm(it, total=total, desc=desc, initial=initial, leave=False)
+    if _is_tty(file):
+        from tqdm import tqdm
+        return tqdm(it, total=total, desc=desc, initial=initial, leave=False, file=file)
+    return _LogLines(it, total, desc, initial=initial, file=file)
+
+
+def _n_sequences(inputs) -> int:
+    return (inputs["input_ids"] if isinstance(inputs, Mapping) else inputs).shape[0]
+
+
+def _capture_in_batches(model, inputs, batch_size, progress, desc, blocks=None, exit_module=None,
+                        keep_stream=True):
     """:func:`residual_stream` of ``model`` on ``inputs`` in batches of ``batch_size``
     sequences, concatenated along the batch axis (what :func:`measure` and
-    :func:`measure_sublayers` share, checks included)."""
+    :func:`measure_sublayers` share, checks included). With ``keep_stream=False`` the
+    per-token sums of each batch instead (:class:`_SumSink`), concatenated: ``(s, q, c, D)``."""
     if not isinstance(model, nn.Module):
         raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
     _check_inputs(inputs, batch_size)
-    n = inputs["input_ids"].shape[0]
-    parts = [residual_stream(model, b, blocks=blocks, exit_module=exit_module)
-             for b in progress_bar(batches(inputs, batch_size), -(-n // batch_size), desc, progress)]
-    return torch.cat(parts, dim=1)
+    n = _n_sequences(inputs)
+    if keep_stream:
+        parts = [residual_stream(model, b, blocks=blocks, exit_module=exit_module)
+                 for b in progress_bar(batches(inputs, batch_size), -(-n // batch_size), desc, progress)]
+        return torch.cat(parts, dim=1)
+    entries, exit_module = _entries(model, blocks, exit_module)
+    sums, shape = [], None
+    for b in progress_bar(batches(inputs, batch_size), -(-n // batch_size), desc, progress):
+        _check_ids(model, b)
+        *parts, shape_b = _capture(model, b, entries, exit_module, sums=True)
+        sums.append([p.reshape(p.shape[0], shape_b[0], -1) for p in parts])     # [L+1, b, T]
+        if shape is not None and shape_b[1:] != shape[1:]:
+            raise ValueError(f"the batches' streams differ in shape: {shape[1:]} then {shape_b[1:]}")
+        shape = shape_b
+    s, q, c = (np.concatenate([p[i] for p in sums], axis=1) for i in range(3))
+    return s, q, c, shape[-1]
 
 
-@accepts(model=_MODULE, batch_size=_BATCH, progress=Flag(), desc=Text(empty=True))
-def measure(model: nn.Module, inputs: dict, mask=None, blocks=None, batch_size: int = 8,
-            progress: bool = False, desc: str = "measure"):
+def _entries(model, blocks, exit_module):
+    """``blocks`` (default ``model.blocks``) as a list, and the exit module, checked as
+    :func:`residual_stream` checks them."""
+    if blocks is None:
+        if not isinstance(getattr(model, "blocks", None), (nn.ModuleList, list, tuple)):
+            raise ValueError("model has no attribute 'blocks': pass blocks=[...] explicitly")
+        blocks = model.blocks
+    if isinstance(blocks, nn.Module) and not isinstance(blocks, nn.ModuleList):
+        raise TypeError(f"blocks must be a list of modules, got one {type(blocks).__name__}: pass [module]")
+    try:
+        blocks = list(blocks)
+    except TypeError as exc:
+        raise TypeError(f"blocks must be a list of modules, got {type(blocks).__name__}") from exc
+    if exit_module is not None and not isinstance(exit_module, nn.Module):
+        raise TypeError(f"exit_module must be a submodule of the model, got {type(exit_module).__name__}")
+    if not blocks:
+        raise ValueError("blocks must hold at least one module")
+    return blocks, (blocks[-1] if exit_module is None else exit_module)
+
+
+def _default_mask(inputs, mask):
+    """``mask``, or the inputs' ``attention_mask`` when ``mask`` is None (padding left out)."""
+    if mask is None and isinstance(inputs, Mapping) and isinstance(inputs.get("attention_mask"), torch.Tensor):
+        return inputs["attention_mask"]
+    return mask
+
+
+@accepts(model=_MODULE, batch_size=_BATCH, progress=Flag(none=True), desc=Text(empty=True), keep_stream=Flag())
+def measure(model: nn.Module, inputs, mask=None, blocks=None, batch_size: int = 8,
+            progress: bool | None = False, desc: str = "measure", keep_stream: bool = True):
     """The residual stream of ``model`` on ``inputs``, batch by batch, and its :class:`LayerChange`.
 
-    ``model`` is called as ``model(**batch)`` with ``inputs`` (a dict holding a [B, T]
-    ``input_ids`` tensor and whatever else the model takes, e.g. an attention mask) sliced
-    into batches of ``batch_size`` sequences; ``blocks`` as in :func:`residual_stream` (for a
-    pretrained model: ``pre.body`` and ``pre.blocks``). Returns ``(stream, change)``: stream
-    [L+1, B, T, D] float32, change = ``layer_change(stream, mask)``.
+    ``inputs``: [B, T] token ids, or a mapping (a dict, a Hugging Face ``BatchEncoding``)
+    holding a [B, T] ``input_ids`` tensor and whatever else the model takes, e.g. an
+    attention mask; ``model`` is called on batches of ``batch_size`` sequences
+    (``model(**batch)`` for a mapping). ``blocks`` as in :func:`residual_stream` (for a
+    pretrained model: ``pre.body`` and ``pre.blocks``). ``mask`` [B, T]: the tokens the
+    metrics average over; None takes the inputs' ``attention_mask`` when they hold one
+    (padding left out), else every token. ``progress``: see :func:`progress_bar`.
+
+    Returns ``(stream, change)``: stream [L+1, B, T, D] float32, change =
+    ``layer_change(stream, mask)``. With ``keep_stream=False`` the stream is never stacked:
+    each hook reduces its state at once to the per-token sums the metrics need, holding one
+    state at a time (the cheap way when only the metrics are wanted: about one plain forward,
+    benchmarks/bench_probe.py), and ``(None, change)`` is returned; the metrics equal the
+    stacked computation's up to the order of the float64 additions in the per-token sums
+    (about 1e-12 relative on a random model; tests/test_probe.py holds them to 1e-10).
     """
-    stream = _stream_in_batches(model, inputs, batch_size, progress, desc, blocks=blocks)
+    mask = _default_mask(inputs, mask)
+    if not keep_stream:
+        s, q, c, D = _capture_in_batches(model, inputs, batch_size, progress, desc, blocks=blocks,
+                                         keep_stream=False)
+        return None, _change_from_sums(s, q, c, D, mask, LN_EPS)
+    stream = _capture_in_batches(model, inputs, batch_size, progress, desc, blocks=blocks)
     return stream, layer_change(stream, mask=mask)
 
 
-@accepts(model=_MODULE, batch_size=_BATCH, progress=Flag(), desc=Text(empty=True))
-def measure_sublayers(model: nn.Module, inputs: dict, mask, blocks, points, batch_size: int = 8,
-                      progress: bool = False, desc: str = "measure"):
+@accepts(model=_MODULE, batch_size=_BATCH, progress=Flag(none=True), desc=Text(empty=True), keep_stream=Flag())
+def measure_sublayers(model: nn.Module, inputs, mask, blocks, points, batch_size: int = 8,
+                      progress: bool | None = False, desc: str = "measure", keep_stream: bool = True):
     """Like :func:`measure`, at sublayer granularity.
 
     ``points[i]`` is the submodule whose *input* is the stream between block i's attention
     and its MLP (for Hugging Face blocks, :func:`resdecay_lib.pretrained.sublayer_points`).
     Returns ``(stream, change)``: a :class:`SublayerStream` (entering each block, after its
-    attention step, and leaving the last block) and the :func:`layer_change` of its 2L steps.
+    attention step, and leaving the last block) and the :func:`layer_change` of its 2L steps;
+    ``(None, change)`` with ``keep_stream=False``. ``mask`` None: as in :func:`measure`.
     """
     blocks, points = list(blocks), list(points)
     if not blocks or len(points) != len(blocks) or not all(isinstance(m, nn.Module) for m in blocks + points):
         raise ValueError(f"blocks and points must be equally long, non-empty lists of modules "
                          f"(one mid-block point per block), got {len(blocks)} blocks and {len(points)} points")
     entries = [m for b, pt in zip(blocks, points) for m in (b, pt)]
+    mask = _default_mask(inputs, mask)
     # the exit is the last block, not the last entry (its attention point)
-    stream = _stream_in_batches(model, inputs, batch_size, progress, desc, blocks=entries,
-                                exit_module=blocks[-1])
+    if not keep_stream:
+        s, q, c, D = _capture_in_batches(model, inputs, batch_size, progress, desc, blocks=entries,
+                                         exit_module=blocks[-1], keep_stream=False)
+        return None, _change_from_sums(s, q, c, D, mask, LN_EPS)
+    stream = _capture_in_batches(model, inputs, batch_size, progress, desc, blocks=entries,
+                                 exit_module=blocks[-1])
     return SublayerStream(stream), layer_change(stream, mask=mask)
 
 
@@ -469,6 +690,38 @@ class LayerChange:
 
     METRICS = ("omega_sq", "rel_update", "alignment", "angular", "influence", "norm")
 
+    def __repr__(self):
+        """One line: depth, sequences, tokens and the range of the mean omega_sq over k."""
+        om = np.asarray(self.omega_sq, dtype=np.float64)
+        span = (f"omega_sq {np.nanmin(om):.3g} to {np.nanmax(om):.3g}" if np.isfinite(om).any()
+                else "omega_sq undefined")
+        return (f"LayerChange(L={len(self.k)}, {self.n_sequences} sequences, {self.n_tokens} tokens, "
+                f"{span} over k = {int(self.k[0])}..{int(self.k[-1])})")
+
+    def to_dict(self) -> dict:
+        """The per-layer means and standard errors as plain lists (JSON-ready), one entry per
+        k, with ``n_sequences`` and ``n_tokens``; ``per_sequence`` is left out (it is [B, L])."""
+        out = {"k": [int(v) for v in self.k]}
+        for m in self.METRICS:
+            out[m] = [float(v) for v in getattr(self, m)]
+            out[m + "_se"] = [float(v) for v in getattr(self, m + "_se")]
+        out["n_sequences"], out["n_tokens"] = int(self.n_sequences), int(self.n_tokens)
+        return out
+
+    def to_frame(self):
+        """A pandas DataFrame indexed by k with one column per metric and its ``_se``
+        (``n_sequences`` and ``n_tokens`` in ``.attrs``). Needs pandas (not a dependency)."""
+        try:
+            import pandas as pd
+        except ImportError:
+            raise ImportError("LayerChange.to_frame needs pandas (pip install pandas); "
+                              "to_dict() gives the same table as plain lists") from None
+        d = self.to_dict()
+        meta = {"n_sequences": d.pop("n_sequences"), "n_tokens": d.pop("n_tokens")}
+        frame = pd.DataFrame(d).set_index("k")
+        frame.attrs.update(meta)
+        return frame
+
 
 @accepts(eps=Real(0))
 def layer_change(stream: torch.Tensor, mask=None, eps: float = LN_EPS) -> LayerChange:
@@ -505,7 +758,16 @@ def layer_change(stream: torch.Tensor, mask=None, eps: float = LN_EPS) -> LayerC
 
     s, q, c = _token_sums(x.reshape(L1, B * T, D))
     s, q, c = (v.reshape(-1, B, T).numpy() for v in (s, q, c))
+    return _change_from_sums(s, q, c, D, mask, eps)
 
+
+def _change_from_sums(s, q, c, D, mask, eps) -> LayerChange:
+    """:class:`LayerChange` from the per-token float64 sums [L+1, B, T] (``s``, ``q``) and
+    [L, B, T] (``c``) of a stream of width ``D`` (:func:`_token_sums`, :class:`_SumSink`)."""
+    L1, B, T = q.shape
+    if not np.all(np.isfinite(q)):                    # a NaN or an infinity makes its ||x||^2 so
+        bad = sorted({int(i) for i in np.nonzero(~np.isfinite(q))[0]})
+        raise ValueError(f"stream must be finite: it holds NaN or an infinity at state(s) {bad[:10]}")
     qa, qb = q[:-1], q[1:]
     na, nb = np.sqrt(qa), np.sqrt(qb)
     diff_sq = np.maximum(qa + qb - 2.0 * c, 0.0)         # ||x_{k+1} - x_k||^2
@@ -686,6 +948,113 @@ def gram(stream: torch.Tensor) -> np.ndarray:
     n, d = u.shape[1], u.shape[2]
     g = torch.einsum("ind,jnd->ij", u, u) / (n * d)
     return g.numpy()
+
+
+# ----------------------------------------------------------------------------- the exponent
+
+_gram_of = gram          # the function, for exponent, whose argument of that name is a matrix
+
+@dataclass(frozen=True)
+class Exponent:
+    """The fitted exponent of the per-layer change, omega_k^2 ~ k^exponent over
+    k = k_min..k_max, with its percentile bootstrap interval [lo, hi] at ``level`` over
+    sequences, and the theorem's exponent over the same range in the same index
+    ``convention`` (``reference``). ``rho``: the embedding-to-block variance ratio that chose
+    the convention (None when the convention was given). ``fit``: the
+    :class:`~resdecay_lib.fit.PowerLawFit` (its ``interval(level)`` reads other levels)."""
+    exponent: float
+    lo: float
+    hi: float
+    level: float
+    reference: float
+    convention: str
+    embedding_counted: bool
+    rho: float | None
+    k_min: int
+    k_max: int
+    n_sequences: int
+    fit: object = field(repr=False, compare=False, default=None)
+
+    @property
+    def reading(self) -> str:
+        """Where the theorem's exponent lies against the interval, in words."""
+        if not (math.isfinite(self.lo) and math.isfinite(self.hi)):
+            return "no interval (one sequence): the data cannot tell"
+        if self.lo <= self.reference <= self.hi:
+            return "consistent with the theorem (its exponent lies inside the interval)"
+        if self.hi < self.reference:
+            return "decays faster than the theorem (the interval lies below its exponent)"
+        return "decays slower than the theorem (the interval lies above its exponent)"
+
+    def __str__(self):
+        iv = (f" [{self.lo:.3f}, {self.hi:.3f}] ({self.level:.0%} bootstrap over {self.n_sequences} sequences)"
+              if math.isfinite(self.lo) and math.isfinite(self.hi) else "")
+        why = f", rho = {self.rho:.2f}" if self.rho is not None else ""
+        return (f"exponent {self.exponent:.3f}{iv} over k = {self.k_min}..{self.k_max}; the theorem's "
+                f"{self.reference:.3f} ({self.convention} convention{why}): {self.reading}")
+
+
+@accepts(change=Instance(LayerChange, "a LayerChange (layer_change's or measure's)"), k_min=Int(1),
+         k_max=Int(2, none=True), level=Real(0, 1, lo_open=True, hi_open=True),
+         embedding_counted=Flag(none=True), n_boot=Int(2, 1_000_000), seed=Int(0))
+def exponent(change: LayerChange, k_min: int = 2, k_max: int | None = None, level: float = 0.95, *,
+             gram=None, stream=None, mask=None, embedding_counted: bool | None = None,
+             n_boot: int = 2000, seed: int = 0) -> Exponent:
+    """The exponent of ``change``'s omega_k^2 with its interval, beside the theorem's: an :class:`Exponent`.
+
+    The fit is :func:`resdecay_lib.fit.power_law` of the per-sequence curves over k = k_min..k_max
+    (default the last k), a percentile bootstrap over sequences at ``level`` (``n_boot``
+    replicates, generator ``seed``). The theorem's exponent is
+    :func:`resdecay_lib.results.reference_exponent` over the same range, in the index
+    convention
+
+    * that the measured rho chooses (:func:`resdecay_lib.results.convention`: embedding-counted
+      when the embedding's variance is at least half a block output's) when ``gram`` (the
+      summands' Gram matrix, :func:`gram`) or ``stream`` (the captured [L+1, B, T, D] stream;
+      with ``mask`` [B, T], the Gram of the kept tokens) is given;
+    * else ``embedding_counted``, which must then be given: the convention is never silent.
+
+    An explicit ``embedding_counted`` wins over rho (rho is still reported).
+
+    >>> from resdecay_lib.models import build
+    >>> m = build("pre_ln", n_layer=6, d_model=16, n_head=2, vocab_size=9, block_size=8, device="cpu")
+    >>> x = torch.randint(0, 9, (8, 8), generator=torch.Generator().manual_seed(0))
+    >>> stream, change = measure(m, x)
+    >>> e = exponent(change, k_min=2, stream=stream)
+    >>> e.convention, e.k_min, e.k_max, e.lo <= e.exponent <= e.hi
+    ('embedding-counted', 2, 6, True)
+    """
+    from . import fit, results
+    per = np.asarray(change.per_sequence.get("omega_sq"), dtype=np.float64)
+    k = np.asarray(change.k)
+    if per.ndim != 2 or per.shape[1] != k.size:
+        raise ValueError("change must carry its per-sequence omega_sq [B, L] (layer_change's LayerChange)")
+    k_max = int(k.max()) if k_max is None else k_max
+    if gram is not None and stream is not None:
+        raise ValueError("pass gram or stream, not both (gram is the stream's summands' Gram matrix)")
+    if stream is not None:
+        st = stream.tensor if isinstance(stream, SublayerStream) else torch.as_tensor(stream)
+        if mask is not None:
+            m = torch.as_tensor(np.asarray(mask.detach().cpu() if isinstance(mask, torch.Tensor) else mask)).bool()
+            if st.dim() != 4 or tuple(m.shape) != tuple(st.shape[1:3]):
+                raise ValueError(f"mask must have the stream's [B, T] shape, got {tuple(m.shape)} for a stream "
+                                 f"of shape {tuple(st.shape)}")
+            st = st[:, m]                                  # [L+1, N, D]: the kept tokens
+        gram = _gram_of(st)
+    rho = None
+    if gram is not None:
+        rho = results.rho(np.asarray(gram, dtype=np.float64))
+        if embedding_counted is None:
+            embedding_counted = results.convention(rho)
+    if embedding_counted is None:
+        raise ValueError("embedding_counted is needed when neither gram nor stream is given: True counts "
+                         "the embedding as one summand (the theorem at k + 1), False is the seed's convention")
+    f = fit.power_law(k, per, k_min=k_min, k_max=k_max, n_boot=n_boot, level=level, seed=seed)
+    ref = results.reference_exponent(f.k_min, f.k_max, embedding_counted)
+    return Exponent(exponent=float(f.exponent), lo=float(f.lo), hi=float(f.hi), level=float(level),
+                    reference=float(ref), convention="embedding-counted" if embedding_counted else "seed",
+                    embedding_counted=bool(embedding_counted), rho=rho, k_min=f.k_min, k_max=f.k_max,
+                    n_sequences=int(per.shape[0]), fit=f)
 
 
 @accepts(model=Instance("resdecay_lib.models.GPT", "a model of resdecay_lib.models (build's)"),

@@ -241,3 +241,194 @@ def test_output_change_at_init_is_the_final_norms_change_across_the_last_block()
     np.testing.assert_allclose(got[3:, 1], want, rtol=1e-6)
     with pytest.raises(ValueError, match="depths"):
         output_change_at_init([], seeds, toks, **kw)
+
+
+# ----------------------------------------------------------------------------- issue 21: the API
+
+from resdecay_lib import probe  # noqa: E402
+
+
+def _zoo(L=6, seed=0):
+    return build("pre_ln", n_layer=L, d_model=16, n_head=2, vocab_size=11, block_size=8, seed=seed,
+                 device="cpu").eval()
+
+
+def _assert_same_change(a, b, rtol):
+    assert (a.n_sequences, a.n_tokens) == (b.n_sequences, b.n_tokens)
+    np.testing.assert_array_equal(a.k, b.k)
+    for m in a.METRICS:
+        np.testing.assert_allclose(getattr(b, m), getattr(a, m), rtol=rtol, atol=0, err_msg=m)
+        np.testing.assert_allclose(b.per_sequence[m], a.per_sequence[m], rtol=rtol, atol=1e-300, err_msg=m)
+
+
+@pytest.mark.parametrize("use_numpy", [True, False], ids=["numpy-on-cpu", "torch-as-on-a-gpu"])
+def test_metrics_only_measure_equals_the_stacked_computation_to_1e_10_relative(use_numpy, monkeypatch):
+    # the sums differ only in the order of their float64 additions (about 1e-12 here)
+    monkeypatch.setattr(probe._SumSink, "use_numpy", use_numpy)
+    model, x = _zoo(), idx(B=7, T=8, seed=3)
+    mask = (torch.rand(7, 8, generator=torch.Generator().manual_seed(4)) > 0.3).long()
+    stream, full = probe.measure(model, x, mask, batch_size=3)
+    none, fast = probe.measure(model, x, mask, batch_size=3, keep_stream=False)
+    assert none is None and no_hooks(model)
+    _assert_same_change(full, fast, rtol=1e-10)
+    _assert_same_change(layer_change(stream, mask), fast, rtol=1e-10)
+
+
+def test_metrics_only_measure_at_sublayer_granularity_equals_the_stacked_one():
+    model, x = _zoo(L=4), idx(B=4, T=8)
+    points = [b.resid_mid for b in model.blocks]
+    sub, full = probe.measure_sublayers(model, x, None, list(model.blocks), points, batch_size=2)
+    none, fast = probe.measure_sublayers(model, x, None, list(model.blocks), points, batch_size=2,
+                                         keep_stream=False)
+    assert none is None and len(fast.k) == 8 and isinstance(sub, probe.SublayerStream)
+    _assert_same_change(full, fast, rtol=1e-10)
+
+
+def test_metrics_only_measure_rejects_a_non_finite_stream_naming_the_state():
+    model = HFLike(L=3)
+    with torch.no_grad():
+        model.layers[1].lin.bias.fill_(float("nan"))
+    with pytest.raises(ValueError, match=r"finite.*state\(s\) \[2, 3\]"):
+        probe.measure(model, {"input_ids": torch.zeros(2, 3, dtype=torch.long)}, blocks=list(model.layers),
+                      keep_stream=False)
+
+
+def test_metrics_only_measure_refuses_blocks_listed_out_of_stream_order():
+    model = HFLike(L=3)
+    with pytest.raises(RuntimeError, match="out of stream order.*keep_stream=True"):
+        probe.measure(model, {"input_ids": torch.zeros(2, 3, dtype=torch.long)},
+                      blocks=[model.layers[1], model.layers[0]], keep_stream=False)
+    assert no_hooks(model)
+
+
+def test_residual_stream_and_measure_take_a_hugging_face_batch_encoding_and_measure_masks_its_padding():
+    hf = pytest.importorskip("hf_tiny")
+    from resdecay_lib.pretrained import blocks_of
+    model, tok = hf.tiny("gpt2"), hf.tiny_tokenizer()
+    tok.pad_token = "<s>"
+    enc = tok(["Shall I compare thee to a summer's day?", "Rough winds"], padding=True, return_tensors="pt")
+    assert not isinstance(enc, dict) and int(enc["attention_mask"].sum()) < enc["attention_mask"].numel()
+    blocks = blocks_of(model)
+    stream = probe.residual_stream(model, enc, blocks)
+    assert stream.shape[:3] == (len(blocks) + 1,) + tuple(enc["input_ids"].shape)
+    _, by_default = probe.measure(model, enc, blocks=blocks)
+    _, masked = probe.measure(model, dict(enc), enc["attention_mask"], blocks=blocks)
+    _, every = probe.measure(model, dict(enc), torch.ones_like(enc["input_ids"]), blocks=blocks)
+    assert by_default.n_tokens == int(enc["attention_mask"].sum()) < every.n_tokens
+    np.testing.assert_array_equal(by_default.omega_sq, masked.omega_sq)
+    _, fast = probe.measure(model, enc, blocks=blocks, keep_stream=False)
+    _assert_same_change(by_default, fast, rtol=1e-10)
+
+
+def test_layer_change_repr_is_one_line_with_depth_sequences_and_the_omega_range():
+    ch = layer_change(residual_stream(_zoo(), idx(B=3, T=8)))
+    text = repr(ch)
+    assert "\n" not in text and len(text) < 160
+    assert text.startswith("LayerChange(L=6, 3 sequences, 24 tokens, omega_sq ")
+    assert f"{ch.omega_sq.min():.3g} to {ch.omega_sq.max():.3g} over k = 1..6" in text
+
+
+def test_layer_change_to_dict_is_json_ready_and_to_frame_builds_a_frame_indexed_by_k(monkeypatch):
+    import json
+    import sys
+    import types
+    ch = layer_change(residual_stream(_zoo(L=4), idx(B=3, T=8)))
+    d = json.loads(json.dumps(ch.to_dict()))
+    assert d["k"] == [1, 2, 3, 4] and d["n_sequences"] == 3 and d["n_tokens"] == 24
+    assert d["omega_sq"] == ch.omega_sq.tolist() and d["norm_se"] == ch.norm_se.tolist()
+    assert set(d) == {"k", "n_sequences", "n_tokens"} | set(ch.METRICS) | {m + "_se" for m in ch.METRICS}
+
+    class Frame(dict):                         # pandas' DataFrame, as far as to_frame uses it
+        attrs: dict
+
+        def set_index(self, key):
+            self.index, self.attrs = self.pop(key), {}
+            return self
+    monkeypatch.setitem(sys.modules, "pandas", types.SimpleNamespace(DataFrame=Frame))
+    frame = ch.to_frame()
+    assert frame.index == [1, 2, 3, 4] and frame["omega_sq"] == d["omega_sq"]
+    assert frame.attrs == {"n_sequences": 3, "n_tokens": 24}
+    monkeypatch.setitem(sys.modules, "pandas", None)       # not installed
+    with pytest.raises(ImportError, match="pip install pandas"):
+        ch.to_frame()
+
+
+def test_exponent_gives_the_fit_with_its_interval_and_the_theorems_exponent_in_the_convention_rho_chooses():
+    from resdecay_lib import fit, results
+    model, x = _zoo(L=8), idx(B=6, T=8)
+    stream, ch = probe.measure(model, x)
+    e = probe.exponent(ch, k_min=2, level=0.9, stream=stream)
+    f = fit.power_law(ch.k, ch.per_sequence["omega_sq"], k_min=2, n_boot=2000, level=0.9, seed=0)
+    assert (e.exponent, e.lo, e.hi, e.k_min, e.k_max, e.n_sequences) == (f.exponent, f.lo, f.hi, 2, 8, 6)
+    rho = results.rho(probe.gram(stream))
+    assert e.rho == rho and e.embedding_counted == results.convention(rho)
+    assert e.reference == results.reference_exponent(2, 8, e.embedding_counted)
+    assert e.convention == ("embedding-counted" if e.embedding_counted else "seed")
+    assert probe.exponent(ch, k_min=2, level=0.9, gram=probe.gram(stream)) == e
+    assert "\n" not in str(e) and e.reading in str(e) and "theorem" in e.reading
+
+
+def test_exponent_reads_the_gram_of_the_kept_tokens_when_a_mask_is_given():
+    from resdecay_lib import results
+    model, x = _zoo(L=6), idx(B=4, T=8)
+    mask = torch.ones(4, 8)
+    mask[:, 0] = 0
+    stream, ch = probe.measure(model, x, mask)
+    e = probe.exponent(ch, stream=stream, mask=mask)
+    assert e.rho == results.rho(probe.gram(stream[:, mask.bool()]))
+
+
+def test_exponent_without_a_gram_or_a_stream_needs_the_convention_and_then_uses_it():
+    ch = layer_change(residual_stream(_zoo(L=6), idx(B=4, T=8)))
+    with pytest.raises(ValueError, match="embedding_counted"):
+        probe.exponent(ch)
+    e = probe.exponent(ch, k_min=3, k_max=6, embedding_counted=False)
+    from resdecay_lib import results
+    assert (e.convention, e.rho, e.k_min, e.k_max) == ("seed", None, 3, 6)
+    assert e.reference == results.reference_exponent(3, 6, False)
+
+
+def test_exponent_reading_says_where_the_theorems_exponent_lies():
+    def E(lo, hi, ref):
+        return probe.Exponent(-0.5, lo, hi, 0.95, ref, "seed", False, None, 2, 8, 16)
+    assert E(-0.6, -0.4, -0.5).reading.startswith("consistent")
+    assert E(-0.6, -0.55, -0.5).reading.startswith("decays faster")
+    assert E(-0.45, -0.4, -0.5).reading.startswith("decays slower")
+    assert E(float("nan"), float("nan"), -0.5).reading.startswith("no interval")
+
+
+class _Out:
+    def __init__(self, tty):
+        self.tty, self.text = tty, ""
+
+    def isatty(self):
+        return self.tty
+
+    def write(self, s):
+        self.text += s
+
+    def flush(self):
+        pass
+
+
+def test_progress_is_periodic_lines_in_a_log_a_tqdm_bar_on_a_terminal_and_tqdm_auto_in_jupyter(monkeypatch):
+    import tqdm
+    log = _Out(tty=False)
+    monkeypatch.setattr(probe, "PROGRESS_EVERY_S", 0.0)
+    bar = probe.progress_bar(range(3), 3, "run", None, file=log)
+    for _ in bar:
+        bar.set_postfix(loss="2.000")
+    lines = log.text.splitlines()
+    assert lines[0].startswith("run: 1/3 (33%), 0 s") and lines[-1].startswith("run: 3/3 (100%)")
+    assert "loss 2.000" in lines[-1] and len(lines) == 3
+    monkeypatch.setattr(probe, "PROGRESS_EVERY_S", 3600.0)       # a short loop in a log: silent
+    quiet = _Out(tty=False)
+    assert list(probe.progress_bar(range(3), 3, "run", True, file=quiet)) == [0, 1, 2] and quiet.text == ""
+    term = probe.progress_bar(range(3), 3, "run", None, file=_Out(tty=True))
+    assert isinstance(term, tqdm.std.tqdm) and not term.disable
+    assert probe.progress_bar(range(3), 3, "run", False, file=_Out(tty=True)).disable
+    monkeypatch.setattr(probe, "_in_jupyter", lambda: True)
+    import tqdm.auto
+    shown = probe.progress_bar(range(3), 3, "run", True)
+    assert isinstance(shown, tqdm.auto.tqdm) and not shown.disable
+    assert probe.progress_bar(range(3), 3, "run", None).disable   # a notebook's stored outputs stay as they were
