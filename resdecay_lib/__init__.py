@@ -10,9 +10,10 @@ measured):
 * theory and simulation: ``theory`` (SymPy: Theorem 3.3, its corollaries and
   generalisations), ``gaussian`` (Monte Carlo of the idealised Gaussian stream with a real
   LayerNorm), ``fit`` (power-law fits with bootstrap intervals), ``stats`` (t intervals,
-  equivalence tests, Bonferroni, Spearman)
+  equivalence tests, Bonferroni, Spearman; SciPy's t and ranks)
 * models and measurement: ``models`` (one block class per norm placement, a registry),
-  ``probe`` (residual-stream capture with hooks, per-layer metrics, Gram matrices),
+  ``probe`` (residual-stream capture with hooks on any model and any mapping of inputs,
+  per-layer metrics, Gram matrices, the exponent against the theorem's: ``probe.exponent``),
   ``evaluation`` (validation losses, block ablations), ``pretrained`` (offline loaders for
   pretrained models shipped in PyPI wheels)
 * data: ``data`` (offline corpora, vocabulary, deterministic batches), ``baselines``
@@ -28,7 +29,8 @@ measured):
   that writes it), ``ledger`` (the claims and their computed verdicts), ``plots`` (the
   book's figure kinds)
 * ``device`` (where torch runs, thread pinning, seeds), ``_checks`` (argument checks that
-  name the parameter and its range), ``__main__`` (the command line: routes ``train``,
-  ``sweep``, ``measure``, ``depth-cost``, ``prepare-models``, ``prepare-corpus``)
+  name the parameter and its range), ``__main__`` (the command line, also installed as the
+  ``resdecay`` console script: routes ``train``, ``sweep``, ``measure``, ``depth-cost``,
+  ``prepare-models``, ``prepare-corpus``; ``--version`` prints :data:`__version__`)
 """
 __version__ = "0.1.0"

@@ -1,17 +1,25 @@
-"""Command line: ``python -m resdecay_lib COMMAND ...``.
+"""Command line: ``resdecay COMMAND ...`` (the console script) or ``python -m resdecay_lib COMMAND ...``.
 
 Each command lives in the module that does the work; that module defines
 ``register_cli(subparsers)``, which adds its sub-commands with ``set_defaults(func=...)``.
 Modules are imported only when listed here, so adding a command is one line.
+``--version`` prints the library's version.
 """
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import importlib
 import sys
+from pathlib import Path
+
+from . import __version__
 
 #: modules that contribute sub-commands (each defines ``register_cli``)
 COMMAND_MODULES: tuple[str, ...] = ("data", "runs", "sweep", "measure_cli", "realmodels")
+
+#: the console script's name ([project.scripts] in pyproject.toml)
+SCRIPT = "resdecay"
 
 
 class _Parser(argparse.ArgumentParser):
@@ -23,13 +31,38 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{name}: {' '.join(message.split())}\n")
 
 
+def _describe_train_options(parser: argparse.ArgumentParser) -> None:
+    """``train --help``: each TrainConfig option's valid values (its declared domain) and
+    default, and for ``--arch`` the placements of the models registry."""
+    from .models import ARCHS
+    from .train import TrainConfig
+    defaults = {f.name: f.default for f in dataclasses.fields(TrainConfig)}
+    for action in parser._actions:
+        name = action.dest
+        if name not in TrainConfig.DOMAINS or name not in defaults:
+            continue
+        if name == "arch":
+            action.metavar = "ARCH"
+            action.help = (f"the norm placement, one of {', '.join(ARCHS)} (resdecay_lib.models.ARCHS); "
+                           f"default {defaults[name]!r}")
+        else:
+            action.help = f"{TrainConfig.DOMAINS[name].describe()}; default {defaults[name]!r}"
+        action.help = action.help.replace("%", "%%")
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = _Parser(prog="python -m resdecay_lib",
-                     description="Measure and train for the resdecay book.")
+    prog = SCRIPT if Path(sys.argv[0]).name == SCRIPT else "python -m resdecay_lib"
+    parser = _Parser(prog=prog, description="Measure and train for the resdecay book.")
+    parser.add_argument("--version", action="store_true", help="print the library's version and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMAND_MODULES:
         importlib.import_module(f"resdecay_lib.{name}").register_cli(sub)
+    if "train" in sub.choices:
+        _describe_train_options(sub.choices["train"])
     args = parser.parse_args(argv)
+    if args.version:
+        print(f"resdecay_lib {__version__}")
+        return 0
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
