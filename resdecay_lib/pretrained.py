@@ -461,6 +461,12 @@ def load(name_or_folder, progress: bool = False) -> Pretrained:
     """A packaged model by name (see :data:`PACKAGED`) or a local Hugging Face folder."""
     if isinstance(name_or_folder, str) and name_or_folder in PACKAGED:
         return load_packaged(name_or_folder, progress)
+    if not Path(name_or_folder).exists():        # a Hub id, a typo: say what is there
+        raise FileNotFoundError(
+            f"model {str(name_or_folder)!r} does not exist here: it is neither one of the packaged models "
+            f"({', '.join(PACKAGED)}) nor a local Hugging Face folder. Nothing is downloaded from a hub: "
+            f"save a hub model into a folder first (AutoModel.from_pretrained(ID).save_pretrained(FOLDER), "
+            f"and its tokenizer likewise) and pass FOLDER")
     return load_local(name_or_folder)
 
 
