@@ -450,6 +450,7 @@ def run_sweep(spec_or_path, root: str | Path = ".", executor: cf.Executor | None
     spec = load_sweep(spec_or_path)
     code = code_version()
     args = [(dict(spec), asdict(c), str(root), code) for c in sweep_runs(spec)]
+    log(f"sweep {spec.get('name') or spec['out']}: {len(args)} runs, results in {Path(root) / spec['out']}")
     done = []
     if executor is None:
         for i, a in enumerate(args):
@@ -564,6 +565,7 @@ def _cmd_sweep(args) -> int:
     except EngineUnavailable as exc:
         print(f"sweep: {exc}", file=sys.stderr)
         return 2
+    print(_summary_table(spec, root, done))
     missing = unfinished(spec, root, done)
     if missing:   # exit 0 means every result is on disk
         print(f"sweep: {len(missing)} run(s) skipped because another live process claims them have no "
@@ -571,6 +573,31 @@ def _cmd_sweep(args) -> int:
               f"(it resumes them if they are still missing)", file=sys.stderr)
         return 1
     return 0
+
+
+def _summary_table(spec, root, done=()) -> str:
+    """The table a sweep prints at its end: each run of ``spec`` with the status and final
+    validation loss of its stored result under ``root`` (read only: nothing is moved) and, from
+    ``done`` (run_sweep's (name, what happened)), what this sweep did with it."""
+    what = dict(done)
+    rows = [("run", "status", "final val loss", "this sweep")]
+    for c in sweep_runs(spec):
+        name, path = run_id(spec, c), result_path(spec, c, root)
+        status, loss = "no result", "-"
+        try:
+            r = json.loads(path.read_text())
+            status = str(r.get("status", "?"))
+            if status == "non_finite":
+                status += f" at step {r.get('failed_step')}"
+            v = ((r.get("final") or {}).get("val_loss") or {}).get("mean")
+            if isinstance(v, (int, float)) and not isinstance(v, bool):
+                loss = f"{v:.4f}"
+        except (OSError, ValueError, AttributeError):
+            pass
+        rows.append((name, status, loss, what.get(name, "")))
+    widths = [max(len(r[i]) for r in rows) for i in range(3)]
+    return f"results in {Path(root) / spec['out']}:\n" + "\n".join(
+        f"{r[0]:{widths[0]}}  {r[1]:{widths[1]}}  {r[2]:>{widths[2]}}  {r[3]}".rstrip() for r in rows)
 
 
 @accepts(spec=_SPEC, root=_ROOT)

@@ -29,13 +29,13 @@ import glob
 import json
 import math
 import os
+import sys
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import torch
 import torch.nn.functional as F
-from tqdm import tqdm  # the plain bar: quiet (disable=None) when stderr is not a terminal
 
 from ._checks import (ArgumentTypeError, Callable, DeviceName, Flag, Instance, Int, Ints, OneOf, PathArg, Real, Tensor,
                       accepts, check_fields, check_out_file, declare, show)
@@ -303,7 +303,9 @@ def train(cfg: TrainConfig, checkpoint: str | Path | None = None, checkpoint_eve
         Stop after this many steps in total (for splitting a run; ``cfg.steps`` still sets
         the schedule).
     progress : bool or None
-        tqdm bar; None shows it only on a terminal.
+        Progress (:func:`resdecay_lib.probe.progress_bar`): a tqdm bar on a terminal, a line
+        every 30 s in a log, a ``tqdm.auto`` bar in Jupyter with True only (None shows nothing
+        there); False shows nothing. Unless False, a resumed run says "resumed from step N".
     model : nn.Module, optional
         Start from this model instead of building one (must match ``cfg``).
     on_step, callback_steps, log
@@ -340,10 +342,13 @@ def train(cfg: TrainConfig, checkpoint: str | Path | None = None, checkpoint_eve
         start, train_loss = int(state["step"]), state["train_loss"].tolist()
         log[:] = json.loads(state.get("log", "[]"))
         last_good = start
+        if progress is not False:
+            print(f"{cfg.run_name()}: resumed from step {start} of {cfg.steps} ({ckpt})", file=sys.stderr,
+                  flush=True)
     end = cfg.steps if stop_after is None else min(cfg.steps, stop_after)
     model.train()
-    bar = tqdm(range(start, end), initial=start, total=end, desc=cfg.run_name(),
-               disable=(None if progress is None else not progress), leave=False)
+    from .probe import progress_bar        # terminal bar, log lines or Jupyter bar
+    bar = progress_bar(range(start, end), end, cfg.run_name(), progress, initial=start)
     for step in bar:
         x, y = train_batch(corpus.train, step, cfg.batch_size, cfg.block_size, cfg.seed)
         loss = next_char_loss(model, x.to(dev), y.to(dev))
