@@ -190,8 +190,8 @@ class _SumSink:
     Each state is first rounded to float32, as the stacked buffer stores it; the products of
     two float32 numbers are exact in float64, so the sums differ from the stacked
     computation's only in the order of the float64 additions. On the CPU the sums are NumPy
-    ``einsum`` loops (one thread, no temporaries: torch's float64 reductions cost a whole
-    forward's worth of memory traffic); on another device, torch's float64 reductions there.
+    ``einsum`` loops over the state in float64 (one thread: torch's parallel reductions stall
+    on a busy machine); on another device, torch's float64 reductions there.
     The states must arrive in stream order (every Pre-LN, Post-LN or Hugging Face stack runs
     its blocks in order)."""
 
@@ -214,13 +214,13 @@ class _SumSink:
         D = x.shape[-1]
         a = x.to(torch.float32)
         if a.device.type == "cpu" and self.use_numpy:
-            a = a.reshape(-1, D).numpy()           # a view where x is float32 and contiguous
-            self.s[slot] = np.einsum("nd->n", a, dtype=np.float64)
-            self.q[slot] = np.einsum("nd,nd->n", a, a, dtype=np.float64)
+            # float64 (exact), a new array: a later in-place operation inside the model cannot alter it
+            a = a.reshape(-1, D).numpy().astype(np.float64)
+            self.s[slot] = np.einsum("nd->n", a)
+            self.q[slot] = np.einsum("nd,nd->n", a, a)
             if slot:
-                self.c[slot - 1] = np.einsum("nd,nd->n", self.prev, a, dtype=np.float64)
-            # a copy: a later in-place operation inside the model must not alter the state
-            self.prev = a.copy() if slot < self.n - 1 else None
+                self.c[slot - 1] = np.einsum("nd,nd->n", self.prev, a)
+            self.prev = a if slot < self.n - 1 else None
         else:
             a = a.reshape(-1, D).double()          # a new tensor: safe from in-place operations
             self.s[slot], self.q[slot] = a.sum(-1), (a * a).sum(-1)
