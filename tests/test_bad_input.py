@@ -426,7 +426,7 @@ CASES += [
     ("sublayer_points", pretrained.sublayer_points, {}, "block", [None, 3, "abc"]),
     ("blocks_of", pretrained.blocks_of, {}, "model", [None, 3, "abc"]),
     ("measure/model", probe.measure, {"inputs": {"input_ids": X}, "mask": None}, "model", [None, 3, "abc"]),
-    ("measure/inputs", probe.measure, {"model": HF_LIKE, "mask": None}, "inputs", [None, X, {"input_ids": [1]}]),
+    ("measure/inputs", probe.measure, {"model": HF_LIKE, "mask": None}, "inputs", [None, X[0], X.float(), {"input_ids": [1]}]),
     ("measure/batch_size", probe.measure, {"model": HF_LIKE, "inputs": {"input_ids": X}}, "batch_size",
      [0, -1, 2.5, True, "3"]),
     ("measure_sublayers/model", probe.measure_sublayers,

@@ -44,6 +44,7 @@ MODULES = (baselines, data, depthcost, engines, evaluation, models, pretrained, 
 
 #: public names that declare no domain, and why
 NO_DOMAIN = {
+    "Exponent": "a result record",
     "register_cli": "argparse plumbing: the command line is fuzzed through main below",
     "TrainState": "a result record, made by train()",
     "NonFiniteLoss": "an exception", "CheckpointUnreadable": "an exception",
@@ -170,6 +171,8 @@ EXAMPLES = {
     "pretrained.load_packaged": (dict(name="smollm2-135m", progress=False), False),
     "pretrained.sample_inputs": (dict(tokenizer=_Words(), text=TEXT, n_seq=2, n_tokens=5, exclude_first=True), True),
     # probe
+    "probe.exponent": (dict(change=probe.layer_change(torch.randn(7, 3, 2, 8, generator=torch.Generator().manual_seed(1))),
+                            k_min=2, k_max=None, level=0.9, embedding_counted=True, n_boot=100, seed=0), True),
     "probe.residual_stream": (dict(model=MODEL, inputs=X, blocks=None, exit_module=None), True),
     "probe.sublayer_stream": (dict(model=MODEL, inputs=X), True),
     "probe.measure": (dict(model=HF_LIKE, inputs={"input_ids": X}, batch_size=2, progress=False, desc="m"), True),
