@@ -134,9 +134,9 @@ def _save_figure(ch, title, path, skip=None):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    from . import theory
+    from . import plots, theory
     n = 4 if skip is not None else 3
-    fig, axes = plt.subplots(1, n, figsize=(3.7 * n, 3.3))
+    fig, axes = plots.column_panels(n)      # a grid for the column, the book's font sizes
     k = np.asarray(ch.k)
     axes[0].errorbar(k, ch.omega_sq, yerr=2 * np.nan_to_num(ch.omega_sq_se), marker="o", ms=3,
                      lw=1, label="measured")
@@ -144,7 +144,8 @@ def _save_figure(ch, title, path, skip=None):
                  label="theorem, embedding-counted")
     axes[0].plot(k[1:], [float(theory.omega_sq(int(j))) for j in k[1:]], "k--", lw=1,
                  label="theorem, seed convention")
-    axes[0].set(xscale="log", yscale="log", xlabel="block k", ylabel="change (omega_sq)")
+    axes[0].set(yscale="log", xlabel="block k", ylabel="change (omega_sq)")
+    plots.log_k_axis(axes[0], int(k.max()))   # plain labels at 1, 2, 4, ...: no overlap at 6 blocks
     axes[0].legend(fontsize=7)
     axes[1].plot(k, ch.rel_update, "o-", ms=3, label="r_k")
     axes[1].set(yscale="log", xlabel="block k", ylabel="r_k = |x_k+1 - x_k| / |x_k| (log)")
@@ -159,7 +160,7 @@ def _save_figure(ch, title, path, skip=None):
         axes[3].set(xlabel="block k skipped", ylabel="loss increase (nats/token)"
                     if skip.kind == "next_token" else "1 - cos of the pooled output")
     fig.suptitle(title)
-    fig.tight_layout()
+    plots.finish(fig)
     fig.savefig(path, dpi=120)
     plt.close(fig)
 
