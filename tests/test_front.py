@@ -93,3 +93,22 @@ def test_position_puts_the_predictions_at_minus_one_and_plus_one():
 def test_profile_rejects_a_bulk_of_fewer_than_two_blocks():
     with pytest.raises(ValueError, match="bulk needs at least 2 blocks"):
         front.block_profile(np.eye(6))
+
+
+def test_the_recorded_order_matches_git_where_the_history_is_there():
+    """results/predictions/order.json (written by tools/record_order.py) says what git says: the
+    predictions' commit, and for every deep run's code version its commit time and descent."""
+    import json
+    import pathlib
+    import subprocess
+    root = pathlib.Path(__file__).resolve().parents[1]
+    order = json.loads((root / "results" / "predictions" / "order.json").read_text())
+    git = lambda *a: subprocess.run(["git", *a], cwd=root, capture_output=True, text=True)  # noqa: E731
+    first = git("log", "--diff-filter=A", "--format=%H", "--", "results/predictions/front.json").stdout.split()
+    if not first or git("cat-file", "-e", order["predictions"]["commit"]).returncode != 0:
+        pytest.skip("no git history here (a shallow clone or an archive): the chapter's check stands alone")
+    assert order["predictions"]["commit"] == first[-1]
+    for v in order["code_versions"].values():
+        anc = git("merge-base", "--is-ancestor", order["predictions"]["commit"], v["commit"]).returncode == 0
+        assert anc == v["descends_from_predictions"]
+        assert git("show", "-s", "--format=%cI", v["commit"]).stdout.strip() == v["committed"]
