@@ -44,6 +44,22 @@ def fuzz_counts(request):
     return request.config.stash.setdefault(_FUZZ, {})
 
 
+def pytest_sessionfinish(session, exitstatus):
+    # under xdist the fuzz runs on a worker: hand its counts to the controller, which reports them
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:
+        workeroutput["fuzz_counts"] = dict(session.config.stash.get(_FUZZ, {}))
+
+
+@pytest.hookimpl(optionalhook=True)   # an xdist hook: absent without xdist
+def pytest_testnodedown(node, error):
+    """(xdist controller) add a finished worker's fuzz counts to the session's."""
+    counts = getattr(node, "workeroutput", {}).get("fuzz_counts") or {}
+    total = node.config.stash.setdefault(_FUZZ, {})
+    for key, n in counts.items():
+        total[key] = total.get(key, 0) + n
+
+
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
     counts = config.stash.get(_FUZZ, None)
     if counts:
