@@ -41,6 +41,21 @@ def headline(ev) -> list[dict]:
              "reference": ev[r["ref"]], "verdict": verdicts[r["claim"]].word} for r in rows]
 
 
+def _front_sentence(ev, word: str) -> str:
+    """claim-front's finding: the deep runs' position between the two predictions, once three are in."""
+    n = ev[E.FRONT_N_RUNS]
+    head = ("Whether the trained decay resumes past the first blocks is tested at depths 48 and 96 "
+            "against predictions committed before those runs")
+    if not n >= 3:
+        return f"{head} ({int(n)} deep run{'' if n == 1 else 's'} stored so far; claim-front: {word})."
+    what = {"holds": "it resumes, at the front model's rate",
+            "holds with correction": "it resumes, at another rate than the front model's",
+            "does not hold": "it does not resume",
+            "open": "the runs cannot tell the two predictions apart"}.get(word, word)
+    return (f"{head}: {what}; the deep runs' slopes sit at {_iv(ev, E.FRONT_POSITION, 1)} on a scale "
+            f"where -1 is the decay's prediction and +1 the flat one ({int(n)} runs; claim-front: {word}).")
+
+
 def findings_markdown(ev) -> str:
     """About five sentences of findings, every number from ``ev`` (the stored evidence)."""
     v = {c.id: w for c, w in ledger.evaluate(ev)}
@@ -69,8 +84,7 @@ def findings_markdown(ev) -> str:
          f"up with depth: {v['claim-compensation'].word} (claim-compensation); whether later blocks' share "
          f"of the cost vanishes: {v['claim-idle-blocks'].word} in the toy models, "
          f"{v['claim-pretrained-idle'].word} in the pretrained ones.",
-         f"Whether the trained decay resumes past the first blocks is tested at depths 48 and 96 "
-         f"against predictions committed before those runs (claim-front: {v['claim-front'].word}).",
+         _front_sentence(ev, v["claim-front"].word),
          f"Of the ledger's {len(ledger.CLAIMS)} claims: {counts}; the card's promotion rule says "
          f"'{v['claim-promote'].word}'."]
     return " ".join(s)

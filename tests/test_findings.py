@@ -34,3 +34,13 @@ def test_headline_rows_carry_intervals_and_their_matched_references():
     for r in findings.headline(ev):
         assert r["lo"] <= r["value"] <= r["hi"] or r["value"] != r["value"]
         assert r["verdict"] in ledger.VERDICTS
+
+
+def test_the_front_finding_states_the_deep_runs_position_once_three_are_stored():
+    ev = ledger.read_evidence(ROOT / "chapters")
+    few = {**ev, "ev_front_n_runs": 2.0}
+    assert "2 deep runs stored so far" in findings._front_sentence(few, "open")
+    three = {**ev, "ev_front_n_runs": 3.0, "ev_front_position": 4.1, "ev_front_position_lo": 1.2,
+             "ev_front_position_hi": 7.0}
+    text = findings._front_sentence(three, "does not hold")
+    assert "4.1 [1.2, 7.0]" in text and "it does not resume" in text and "3 runs" in text
