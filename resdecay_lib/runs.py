@@ -286,7 +286,12 @@ def run_result(cfg: TrainConfig, plan: RunPlan = RunPlan(), checkpoint: str | Pa
                                        if k != "per_window"},
                         "ablation": ablation_losses(model, xv, yv)}
         out["convergence"] = convergence(out["val_curve"], cfg.steps)
-    out["wall_time_s"] = round(time.perf_counter() - t0, 1)
+    # a resumed run adds the time its earlier segments recorded in the checkpoint; an older
+    # checkpoint that did not record it leaves only this segment's time, and says so
+    segment = time.perf_counter() - t0
+    out["wall_time_s"] = round(segment + (state.prior_wall_s or 0.0), 1)
+    out["resumed_from_step"] = state.resumed_from
+    out["wall_time_complete"] = state.prior_wall_s is not None
     return out
 
 

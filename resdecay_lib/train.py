@@ -181,20 +181,27 @@ class CheckpointMismatch(ValueError):
 
 @dataclass
 class TrainState:
-    """What :func:`train` returns: the trained model and the per-step training losses."""
+    """What :func:`train` returns: the trained model and the per-step training losses.
+
+    ``wall_s`` is this call's time; ``prior_wall_s`` the time the earlier segments of a resumed
+    run spent, as its checkpoint recorded it (0 for a fresh run; None for a checkpoint written
+    before checkpoints recorded it), and ``resumed_from`` the step it resumed from (0: fresh)."""
     model: torch.nn.Module
     train_loss: list
     step: int
     wall_s: float
     log: list = dataclasses.field(default_factory=list)
+    prior_wall_s: float | None = 0.0
+    resumed_from: int = 0
 
 
 def _tmp_name(path: Path, pid: int) -> Path:
     return path.with_name(f".{path.name}.{pid}.tmp")  # per process: two writers never share it
 
 
-def _save_checkpoint(path: Path, step, model, opt, sched, train_loss, cfg, log):
+def _save_checkpoint(path: Path, step, model, opt, sched, train_loss, cfg, log, elapsed_s=None):
     state = {"step": int(step), "model": model.state_dict(), "optimizer": opt.state_dict(),
+             "elapsed_s": elapsed_s,   # the run's training time so far, over all its segments
              "scheduler": sched.state_dict(), "rng_cpu": torch.get_rng_state(),
              "rng_cuda": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else [],
              "train_loss": torch.tensor(train_loss, dtype=torch.float64),
@@ -325,7 +332,7 @@ def train(cfg: TrainConfig, checkpoint: str | Path | None = None, checkpoint_eve
     if model is None:
         model = _build_model(cfg, corpus.vocab.size, dev)
     opt, sched = _optimizer(model, cfg)
-    start, train_loss = 0, []
+    start, train_loss, prior = 0, [], 0.0
     log = [] if log is None else log
     callback_steps = set(int(s) for s in callback_steps)
     last_good = None
@@ -340,6 +347,7 @@ def train(cfg: TrainConfig, checkpoint: str | Path | None = None, checkpoint_eve
         if state["rng_cuda"] and torch.cuda.is_available():
             torch.cuda.set_rng_state_all(state["rng_cuda"])
         start, train_loss = int(state["step"]), state["train_loss"].tolist()
+        prior = state.get("elapsed_s")   # None: an older checkpoint that did not record it
         log[:] = json.loads(state.get("log", "[]"))
         last_good = start
         if progress is not False:
@@ -370,8 +378,9 @@ def train(cfg: TrainConfig, checkpoint: str | Path | None = None, checkpoint_eve
         if called:
             on_step(done, model, log)
         if ckpt is not None and (called or done % checkpoint_every == 0 or done == end):
-            _save_checkpoint(ckpt, done, model, opt, sched, train_loss, cfg, log)
+            elapsed = None if prior is None else prior + time.perf_counter() - t0
+            _save_checkpoint(ckpt, done, model, opt, sched, train_loss, cfg, log, elapsed)
             last_good = done
     bar.close()
     model.eval()
-    return TrainState(model, train_loss, end, time.perf_counter() - t0, log)
+    return TrainState(model, train_loss, end, time.perf_counter() - t0, log, prior, start)

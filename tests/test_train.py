@@ -60,6 +60,24 @@ def test_resume_gives_bit_identical_parameters(tmp_path):
     assert {"model", "optimizer", "scheduler", "rng_cpu", "step", "train_loss"} <= set(state)
 
 
+def test_a_resumed_run_counts_the_time_of_its_earlier_segments(tmp_path):
+    ck = tmp_path / "run.pt"
+    first = T.train(TINY, checkpoint=ck, stop_after=TINY.steps // 2)
+    assert first.prior_wall_s == 0.0 and first.resumed_from == 0
+    stored = torch.load(ck, weights_only=True)["elapsed_s"]
+    assert 0 < stored <= first.wall_s
+    resumed = T.train(TINY, checkpoint=ck)
+    assert resumed.resumed_from == TINY.steps // 2 and resumed.prior_wall_s == stored
+    assert torch.load(ck, weights_only=True)["elapsed_s"] > stored
+    # a checkpoint written before checkpoints kept the time: the earlier segments' time is unknown
+    old_ck = tmp_path / "old.pt"
+    T.train(TINY, checkpoint=old_ck, stop_after=TINY.steps // 2)
+    old = torch.load(old_ck, weights_only=True)
+    del old["elapsed_s"]
+    torch.save(old, old_ck)
+    assert T.train(TINY, checkpoint=old_ck).prior_wall_s is None
+
+
 def test_resume_refuses_a_checkpoint_of_another_config(tmp_path):
     ck = tmp_path / "run.pt"
     T.train(TINY, checkpoint=ck, stop_after=2)
