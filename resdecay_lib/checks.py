@@ -1,5 +1,5 @@
 """Argument checks shared by the library's public functions, so each kind of bad input gets
-one message everywhere. Pure Python: theory and gaussian use it and stay free of torch.
+one message everywhere. Pure Python: the base layer of the library (every other module may import it), free of torch.
 
 Sizes have documented upper bounds (the ``MAX_*`` constants of the modules that use
 them): a size far beyond them would not fail cleanly but hang or run out of memory.
@@ -9,7 +9,7 @@ Domains, declared once
 A public function states the valid values of its parameters once, beside its signature, and
 the check reads that declaration::
 
-    @accepts(step=Int(0), cfg=Instance("resdecay_lib.train.TrainConfig", "a TrainConfig"))
+    @accepts(step=Int(0), cfg=Instance("resdecay_lib.training.config.TrainConfig", "a TrainConfig"))
     def lr_factor(step, cfg): ...
 
 Before the body runs, every declared argument is checked against its :class:`Domain`
@@ -38,7 +38,7 @@ from types import MappingProxyType
 __all__ = ["check_int", "require_int", "check_real", "cli_int", "ArgumentTypeError", "Domain", "Int",
            "Real", "Flag", "OneOf", "Text", "Name", "PathArg", "Instance", "Callable", "Array",
            "Tensor", "Ints", "DeviceName", "accepts", "check_fields", "declare", "domains_of", "DECLARED", "show",
-           "check_out_file", "check_out_dir"]
+           "check_out_file", "check_out_dir", "one_line"]
 
 
 class ArgumentTypeError(TypeError, ValueError):
@@ -113,6 +113,11 @@ def show(value, limit: int = 80) -> str:
         text = f"<{type(value).__name__}>"
     text = " ".join(text.split())
     return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def one_line(exc) -> str:
+    """An exception's (or any object's) message on one line: its whitespace runs made one space."""
+    return " ".join(str(exc).split())
 
 
 # ----------------------------------------------------------------------------- domains
@@ -353,7 +358,7 @@ class Ints(Domain):
 
 class DeviceName(Domain):
     """A device by name: 'auto', 'cpu', 'cuda' or 'cuda:N' (whether CUDA is there is checked
-    where the device is resolved, :func:`resdecay_lib.device.resolve_device`)."""
+    where the device is resolved, :func:`resdecay_lib.nn.device.resolve_device`)."""
 
     def __init__(self, *, none: bool = False):
         self.none = none

@@ -17,7 +17,7 @@ returns the recorded output). Skipping block k therefore costs the blocks after 
 head: about half a forward per block on average.
 
 Rankings of the blocks, least important first (each a published redundancy metric, read
-from the intact stream, :class:`resdecay_lib.probe.LayerChange`):
+from the intact stream, :class:`resdecay_lib.nn.probe.LayerChange`):
 
 ==============  =============================================  =====================================
 name            importance of block k                          source
@@ -43,8 +43,10 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from . import stats
-from ._checks import Array, Flag, Instance, Int, OneOf, Real, Text, accepts, check_fields, declare, require_int, show
+from ..nn.probe import batches, check_inputs, progress_bar
+from ..stats import inference as stats
+from ..stats.exponents import half_ratio, halves
+from ..checks import Array, Flag, Instance, Int, OneOf, Real, Text, accepts, check_fields, declare, require_int, show
 
 __all__ = ["COSTS", "RANKINGS", "NOISE_Z", "RemovalCost", "cost_kind", "removal_costs",
            "skip_costs", "ranking_scores", "nested_sets", "gromov_sets", "RankCorr",
@@ -61,8 +63,8 @@ RANKINGS = ("change", "influence", "angular", "relative", "deepest")
 NOISE_Z = 2.0
 
 #: the domains several functions here share, declared once
-_PRE = Instance("resdecay_lib.pretrained.Pretrained", "a Pretrained (pretrained.load(...))")
-_COST = Instance("resdecay_lib.depthcost.RemovalCost", "a RemovalCost (skip_costs' or removal_costs')")
+_PRE = Instance("resdecay_lib.nn.pretrained.Pretrained", "a Pretrained (pretrained.load(...))")
+_COST = Instance("resdecay_lib.analysis.depthcost.RemovalCost", "a RemovalCost (skip_costs' or removal_costs')")
 _BATCH = Int(1, 100_000)
 _N_BOOT = Int(100, 1_000_000)
 _LEVEL = Real(0, 1, lo_open=True, hi_open=True)
@@ -206,13 +208,12 @@ def removal_costs(pre, inputs: dict, mask, sets, batch_size: int = 8,
                   progress: bool = False) -> RemovalCost:
     """Per-sequence cost of removing each set of blocks (1-based indices) from ``pre``.
 
-    ``inputs``, ``mask``: from :func:`resdecay_lib.pretrained.sample_inputs` (the mask picks
+    ``inputs``, ``mask``: from :func:`resdecay_lib.nn.pretrained.sample_inputs` (the mask picks
     the text tokens whose loss is counted as targets). Blocks before the first removed one
     replay their recorded output (see the module docstring).
     """
-    from .probe import _check_inputs, batches, progress_bar
     sets = _check_sets(sets, pre.n_layer)
-    _check_inputs(inputs)
+    check_inputs(inputs)
     ids = inputs["input_ids"]
     mask = torch.as_tensor(mask)
     if mask.shape != ids.shape:
@@ -250,12 +251,12 @@ def skip_costs(pre, inputs: dict, mask, batch_size: int = 8, progress: bool = Fa
 
 # ----------------------------------------------------------------------------- rankings
 
-@accepts(change=Instance(("resdecay_lib.probe.LayerChange", dict),
+@accepts(change=Instance(("resdecay_lib.nn.probe.LayerChange", dict),
                          "a LayerChange (probe.layer_change's) or its per_sequence dict"))
 def ranking_scores(change) -> dict:
     """Per-sequence importance [B, L] of each block under every ranking but Gromov's runs.
 
-    ``change``: a :class:`resdecay_lib.probe.LayerChange` of the intact stream, or its
+    ``change``: a :class:`resdecay_lib.nn.probe.LayerChange` of the intact stream, or its
     ``per_sequence`` dict (as a stored record holds it). ``angular`` here is the
     single-block (n = 1) distance; ``deepest`` is -k for every sequence.
     """
@@ -289,7 +290,7 @@ def nested_sets(importance, n_max: int) -> list[tuple]:
 def gromov_sets(distances, n_max: int) -> list[tuple]:
     """Gromov et al.'s runs: for n = 1..n_max the blocks l+1..l+n (1-based) with
     l = argmin_l d(x_{l+1}, x_{l+n+1}); ``distances`` [L+1, L+1] from
-    :func:`resdecay_lib.probe.angular_distances` (row i is the state entering block i+1)."""
+    :func:`resdecay_lib.nn.probe.angular_distances` (row i is the state entering block i+1)."""
     d = np.asarray(distances, float)
     if d.ndim != 2 or d.shape[0] != d.shape[1] or d.shape[0] < 3:
         raise ValueError(f"distances must be a square [L+1, L+1] matrix with L >= 2, got shape {d.shape}")
@@ -423,11 +424,10 @@ def reader_gains(pre) -> np.ndarray:
 def skip_half_ratio(skip: RemovalCost, front: int | None = None, n_boot: int = 2000, level: float = 0.95,
                     seed: int = 0) -> RankCorr:
     """The later half's mean skip cost over the earlier half's past the front
-    (:func:`resdecay_lib.results.half_ratio`, the last block included in the later half), with
+    (:func:`resdecay_lib.stats.exponents.half_ratio`, the last block included in the later half), with
     a percentile bootstrap interval over sequences (resampled with replacement, all blocks
     together). Below 1 when later blocks cost less to skip. Returned as a
     :class:`RankCorr` (``rho`` holds the ratio)."""
-    from .results import half_ratio, halves
     if not isinstance(skip, RemovalCost):
         raise TypeError(f"skip must be a RemovalCost (skip_costs'), got {type(skip).__name__}")
     require_int("n_boot", n_boot, 100, 1_000_000)

@@ -7,7 +7,7 @@ holds a large *front*. Two accounts of what comes after agree up to depth 24 and
 it; this module writes both down, from the stored depth-24 runs alone, before deeper runs
 test them (``results/predictions/front.json``, committed before the deep runs' results).
 
-Every model is the same large-width recursion (:func:`resdecay_lib.theory.stream_writes_change`):
+Every model is the same large-width recursion (:func:`resdecay_lib.maths.theory.stream_writes_change`):
 the stream entering block k has per-coordinate variance v_k^2; block k writes
 x^f_k = a_k LN(x^a_k) + b_k z_k, a part a_k = c_k s_k along the normalised stream it read and
 an independent rest of variance b_k^2 = s_k^2 - a_k^2; then
@@ -50,22 +50,16 @@ from typing import Mapping
 
 import numpy as np
 
-from . import stats, theory
-from ._checks import check_int
-from .fit import loglog_slope
+from ..stats import inference as stats
+from ..maths import theory
+from ..checks import check_int
+from ..stats.exponents import FRONT_BLOCKS, TAIL_BLOCKS
+from ..stats.fit import loglog_slope
 
 __all__ = ["FRONT_BLOCKS", "TAIL_BLOCKS", "MODELS", "WINDOWS", "PREDICT_DEPTHS", "BlockProfile",
            "block_profile", "model_curve", "window", "local_slope", "ShiftedLaw", "shifted_law",
            "power_law_rss", "compare_laws", "AIC_MARGIN", "predict"]
 
-#: blocks 1..3 form the front: at depth 24 after training their output variances are about
-#: 25, 7 and 2 against about 1.3 for blocks 4..23 (every seed), and they read the embedding
-#: directly. Declared with the predictions, before any deep run; every later reading of
-#: "past the front" (the fits, the contrasts of the verdicts) uses this one number.
-FRONT_BLOCKS = 3
-#: the last block is kept apart: it writes about 3 to 4 times the bulk's variance at depth 24
-#: (and pretrained models are reported to jump at the final layer)
-TAIL_BLOCKS = 1
 #: the three accounts of what later blocks write (see the module docstring)
 MODELS = ("front", "feedback", "level")
 #: the windows of the local slope, as fractions of the depth L: k in [L/4, L/2] and [L/2, L]
@@ -350,10 +344,11 @@ def write_predictions(path, root=".", sweep_file="configs/train_long.toml", arch
     source runs and their code versions, this code's version and the time (UTC)."""
     import datetime
 
-    from . import ledger, results
-    from .preregistration import fingerprint
-    from .runs import code_version
-    from .sweep import write_json_atomic
+    from ..book import ledger
+    from . import training_analysis as results
+    from ..book.preregistration import fingerprint
+    from ..training.store import code_version
+    from ..training.store import write_json_atomic
     sw = results.Sweep.load(sweep_file, root=root)
     step = sw.measure_steps[-1]
     runs = [r for r in sw.cell(arch, L) if r["seed"] in seeds]
@@ -362,7 +357,7 @@ def write_predictions(path, root=".", sweep_file="configs/train_long.toml", arch
     grams = {r["name"]: results.gram(r, step) for r in runs}
     measured = {r["name"]: results.omega_per_sequence(r, step).mean(0) for r in runs}
     out = {"what": "predictions of trained Pre-LN's per-layer change past depth 24 (issue 23), "
-                   "written before any deeper run; resdecay_lib.front",
+                   "written before any deeper run; resdecay_lib.analysis.front",
            "written_utc": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
            "code_version": code_version(),
            "source": {"sweep": sweep_file, "arch": arch, "L": L, "step": step, "seeds": list(seeds),

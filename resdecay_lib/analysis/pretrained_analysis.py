@@ -1,14 +1,14 @@
 """Chapter 9's measurement of a pretrained model on a text, stored, and the analysis of it.
 
 :func:`measure_model` runs one packaged model on one of the book's texts and returns a
-JSON-ready record: the per-sequence layer metrics (:func:`resdecay_lib.probe.layer_change`),
+JSON-ready record: the per-sequence layer metrics (:func:`resdecay_lib.nn.probe.layer_change`),
 the change seen through the model's own RMSNorm with and without its gains
-(:func:`resdecay_lib.probe.rms_change`), the Gram matrix of the summands (for rho), Gromov's
+(:func:`resdecay_lib.nn.probe.rms_change`), the Gram matrix of the summands (for rho), Gromov's
 angular distances, the skip cost of every block and, when asked, the pruning curve of every
-ranking (:mod:`resdecay_lib.depthcost`). ``python -m resdecay_lib depth-cost MODEL`` writes
+ranking (:mod:`resdecay_lib.analysis.depthcost`). ``python -m resdecay_lib depth-cost MODEL`` (:mod:`resdecay_lib.cli.depth_cost`) writes
 it under ``results/pretrained/`` atomically, with its provenance, and skips a finished file.
 
-The analysis functions read such a record (or a live :class:`~resdecay_lib.probe.LayerChange`):
+The analysis functions read such a record (or a live :class:`~resdecay_lib.nn.probe.LayerChange`):
 :func:`exponent_report` (the power-law exponent of the change with its fit-range
 sensitivity, its curvature test over sequences and the theorem's exponent over the same range
 in the convention rho picks) and :func:`norm_growth` (the stream's growth factor per block).
@@ -23,12 +23,18 @@ from pathlib import Path
 
 import numpy as np
 
-from . import depthcost, fit, pretrained, probe, results, stats
-from ._checks import Name, PathArg, accepts, require_int
-from .fit import loglog_slope
+from . import depthcost
+from ..stats import fit
+from ..nn import pretrained
+from ..nn import probe
+from . import training_analysis as results
+from ..stats import inference as stats
+from ..checks import Name, PathArg, accepts, require_int
+from ..stats.exponents import FRONT_BLOCKS, TAIL_BLOCKS
+from ..stats.fit import loglog_slope
 
 __all__ = ["TEXTS", "GPT2_XL_GROWTH", "book_text", "measure_model", "store_path", "load_record", "load_records",
-           "exponent_report", "ExponentReport", "norm_growth", "K_MINS", "register_cli"]
+           "exponent_report", "ExponentReport", "norm_growth", "K_MINS"]
 
 #: the two texts of Chapter 9, by short name
 TEXTS = {"shakespeare": "Shakespeare (validation)", "pydoc": "pydoc topics"}
@@ -42,7 +48,7 @@ GPT2_XL_GROWTH = 1.045
 def book_text(name: str) -> str:
     """The text ``name`` of :data:`TEXTS`: the validation split of the training corpus, or the
     standard library's pydoc topics."""
-    from . import data
+    from ..training import data
     if name == "shakespeare":
         corpus = data.shakespeare_text()
         return corpus[int(round(len(corpus) * (1 - data.VAL_FRACTION))):]
@@ -143,7 +149,7 @@ def load_records(root) -> dict:
 class ExponentReport:
     """The exponent of a per-sequence curve [B, L] over k = k_min..L for each k_min of
     :data:`K_MINS` (``fits``, percentile bootstrap over sequences at ``level``), its
-    curvature test over sequences (:func:`resdecay_lib.results.curvature` with sequences as
+    curvature test over sequences (:func:`resdecay_lib.analysis.training_analysis.curvature` with sequences as
     the replicates, fit range from ``K_MINS[0]``), rho and the convention it picks, and the
     theorem's exponent over each fit range in that convention (``reference``)."""
     fits: dict
@@ -192,88 +198,12 @@ def norm_growth(norm_per_sequence, k_min: int = 2, level: float = 0.95) -> stats
                            iv.se, iv.t, iv.n, iv.level)
 
 
-# ----------------------------------------------------------------------------- command line
-
-#: the seed the depth-cost command gives Python's, NumPy's and torch's generators before it
-#: measures (nothing it does draws a random number: recorded so a record says so)
-SEED = 0
-
-
-def _run(args) -> int:
-    from ._checks import check_out_dir, cli_int
-    from .device import manual_seed_all, pin_threads
-    from .runs import code_version, library_versions, machine
-    from .sweep import write_json_atomic
-    try:   # every option before any work: one line and exit code 2 on a bad one
-        threads = cli_int("--threads", args.threads, 1, 1024)
-        n_seq = cli_int("--n-seq", args.n_seq, 2, 100_000)
-        n_tokens = cli_int("--n-tokens", args.n_tokens, 1, 1_000_000)
-        texts = args.text or list(TEXTS)
-        for t in texts:
-            if t not in TEXTS:
-                raise ValueError(f"--text must be one of {', '.join(TEXTS)}, got {t!r}")
-        if args.prune_text not in TEXTS:
-            raise ValueError(f"--prune-text must be one of {', '.join(TEXTS)}, got {args.prune_text!r}")
-        if args.model not in pretrained.PACKAGED:
-            raise ValueError(f"MODEL must be one of {', '.join(pretrained.PACKAGED)}, got {args.model!r}")
-        out = check_out_dir("--out", args.out)
-    except ValueError as exc:
-        print(f"depth-cost: {exc}", file=sys.stderr)
-        return 2
-    pin_threads(threads)
-    out.mkdir(parents=True, exist_ok=True)
-    pre = None
-    for t in texts:
-        path = store_path(out, args.model, t)
-        if path.is_file():
-            print(f"{path}: done already")
-            continue
-        if pre is None:
-            pre = pretrained.load(args.model, progress=True)
-        start = time.time()
-        manual_seed_all(SEED)
-        print(f"{args.model} on {t}: measuring (skip costs{', pruning curves' if t == args.prune_text else ''})",
-              flush=True)
-        rec = measure_model(pre, book_text(t), n_seq, n_tokens, prune=(t == args.prune_text),
-                            progress=True)
-        rec.update(text=t, provenance={
-            "code_version": code_version(), "wall_s": round(time.time() - start, 1), "threads": threads,
-            "library_versions": library_versions(), **machine("cpu"),
-            # the windows are equal segments of the text (pretrained.sample_inputs): no draw;
-            # the bootstrap intervals are drawn later, by the analysis, from its own seeds
-            "seeds": {"global_generators": SEED, "sampling": None, "bootstrap": None}})
-        write_json_atomic(rec, path)
-        print(f"wrote {path} ({rec['provenance']['wall_s']} s)", flush=True)
-    return 0
-
-
-def register_cli(subparsers) -> None:
-    """Add ``depth-cost MODEL [--text NAME ...] [--out DIR]``."""
-    p = subparsers.add_parser(
-        "depth-cost", help="store Chapter 9's measurement of a packaged model (skip and pruning costs)",
-        description="Measure a packaged model on the book's texts: layer metrics, the change "
-                    "through its own norm, skip costs of every block and, on --prune-text, the "
-                    "pruning curves of every ranking; one JSON per text under --out.")
-    p.add_argument("model", metavar="MODEL")
-    p.add_argument("--text", action="append", metavar="NAME", help=f"one of {', '.join(TEXTS)} (default both)")
-    p.add_argument("--prune-text", default="shakespeare", metavar="NAME",
-                   help=f"the text the pruning curves are measured on: one of {', '.join(TEXTS)} "
-                        f"(default shakespeare)")
-    p.add_argument("--n-seq", default="16", metavar="N")
-    p.add_argument("--n-tokens", default="128", metavar="N")
-    p.add_argument("--threads", default="1", metavar="N", help="torch threads (default 1)")
-    p.add_argument("--out", default="results/pretrained", metavar="DIR",
-                   help="folder of the records (created if absent; default results/pretrained)")
-    p.set_defaults(func=_run)
-
-
 def output_variance_exponent(rel_update, norm, front: int | None = None, tail: int | None = None,
                              n_boot: int = 2000, level: float = 0.95, seed: int = 0) -> tuple[float, float, float]:
     """Slope of log s_k^2 on log k, s_k^2 the mean over sequences of |f_k|^2 = (r_k |x_k|)^2 (block
-    k's output), over k = front + 1..L - tail (:func:`resdecay_lib.results.block_variance_exponent`'s
+    k's output), over k = front + 1..L - tail (:func:`resdecay_lib.analysis.training_analysis.block_variance_exponent`'s
     range), with a percentile bootstrap interval over sequences: (slope, lo, hi). ``rel_update``
     and ``norm``: per-sequence r_k and |x_k|, [B, L]."""
-    from .front import FRONT_BLOCKS, TAIL_BLOCKS
     front = FRONT_BLOCKS if front is None else front
     tail = TAIL_BLOCKS if tail is None else tail
     r = np.asarray(rel_update, float)

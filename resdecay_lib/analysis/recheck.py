@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._checks import Instance, accepts
-from .results import ablation, at_step
-from .runs import RunPlan, run_result
-from .train import TrainConfig
+from ..checks import Instance, accepts
+from .training_analysis import ablation, at_step
+from ..training.runs import RunPlan, run_result
+from ..training.train import TrainConfig
 
 _PLAN = Instance(RunPlan, "a RunPlan (sweep.plan_of(spec))")
 

@@ -5,14 +5,14 @@ keyed by (placement, depth, seed), and says which are missing.
 
 Flags (:func:`flag_runs`): a run is excluded from every fit, with its reason printed by
 the chapters, when it *diverged* (a non-finite loss, or a final validation loss above its
-loss at step 0), did *not converge* (:func:`resdecay_lib.runs.convergence`), or is an
+loss at step 0), did *not converge* (:func:`resdecay_lib.training.runs.convergence`), or is an
 *outlier*: its final validation loss lies more than :data:`OUTLIER_Z` scales from the mean
 of its other seeds, the scale being the larger of their standard deviation and the median
 seed-to-seed standard deviation over all cells (two seeds alone estimate a spread badly).
 
 Exponents: per seed, the least-squares slope of log of the mean (over sequences) change
 omega_k^2 on log k over k_min <= k <= L (:func:`seed_exponents`); over seeds, a t interval
-(:func:`resdecay_lib.stats.t_interval`; 3 seeds give 2 degrees of freedom). Before an
+(:func:`resdecay_lib.stats.inference.t_interval`; 3 seeds give 2 degrees of freedom). Before an
 exponent summarises a curve, :func:`curvature` fits log omega^2 = a + b log k + q (log k)^2
 per seed and reports the drift of the local slope over the fit range, 2 q (log L - log
 k_min), with its t interval: a *power law* when that interval lies inside
@@ -42,10 +42,17 @@ from pathlib import Path
 
 import numpy as np
 
-from . import stats, theory
-from ._checks import check_int, check_real
-from .fit import loglog_slope
-from .sweep import load_sweep, result_path, run_id, sweep_runs
+from ..stats import inference as stats
+from ..maths import theory
+from ..checks import check_int, check_real
+from ..stats.fit import loglog_slope
+from ..stats.exponents import MAX_K as _MAX_K
+from ..stats.exponents import check_array as _check_array
+from ..stats.exponents import check_bool as _check_bool
+from ..stats.exponents import check_gram as _check_gram
+from ..stats.exponents import convention, half_ratio, halves, reference_exponent, rho  # noqa: F401 (the chapters' R.rho, R.half_ratio)
+from ..stats.exponents import FRONT_BLOCKS, TAIL_BLOCKS
+from ..training.store import load_sweep, result_path, run_id, sweep_runs
 
 __all__ = ["OUTLIER_Z", "DRIFT_MARGIN", "PART", "Sweep", "choose_lr", "choose_lr_two_stage",
            "flag_runs", "final_loss", "at_step", "omega_per_sequence", "gram", "rho",
@@ -75,10 +82,6 @@ def part_of(arch: str) -> str:
 # (entry checks only: they reject bad input with a message naming the parameter and leave
 # every computation on valid input as it was)
 
-#: the deepest curve the reference exponent is computed for (the models' own bound on n_layer)
-_MAX_K = 4096
-
-
 def _check_sweep(sweep):
     if not isinstance(sweep, Sweep):
         raise TypeError(f"sweep must be a results.Sweep (Sweep.load(...)), got {type(sweep).__name__}")
@@ -103,11 +106,6 @@ def _check_level(level):
     check_real("level", level, 0.0, 1.0, lo_open=True, hi_open=True)
 
 
-def _check_bool(name, value):
-    if not isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{name} must be True or False, got {type(value).__name__} {value!r}")
-
-
 def _run_field(r, *path, name="r", run=None):
     """r[path[0]][path[1]]...: a ValueError naming the run and the missing key when absent."""
     if not isinstance(r, Mapping):
@@ -120,39 +118,6 @@ def _run_field(r, *path, name="r", run=None):
                              f"{name}{seen}[{key!r}]")
         v, seen = v[key], seen + f"[{key!r}]"
     return v
-
-
-def _check_array(name, value, ndim, *, positive=False, min_len=1):
-    """``value`` as a finite float array of ``ndim`` dimensions, each at least ``min_len`` long."""
-    if value is None or isinstance(value, (str, bytes, Mapping)):
-        raise TypeError(f"{name} must be a {ndim}-D array of finite numbers, got {type(value).__name__}")
-    try:
-        if np.iscomplexobj(value):
-            raise TypeError("complex")
-        a = np.asarray(value, dtype=float)
-    except (TypeError, ValueError) as exc:
-        raise TypeError(f"{name} must be a {ndim}-D array of finite real numbers, got "
-                        f"{type(value).__name__}") from exc
-    if a.ndim != ndim or min(a.shape, default=0) < min_len:
-        raise ValueError(f"{name} must be a {ndim}-D array with at least {min_len} entries along each "
-                         f"axis, got shape {a.shape}")
-    if not np.all(np.isfinite(a)):
-        raise ValueError(f"{name} must be finite: it holds NaN or an infinity")
-    if positive and not np.all(a > 0):
-        raise ValueError(f"{name} must be positive everywhere (a variance, change or loss curve), "
-                         f"got minimum {a.min():g}")
-    return a
-
-
-def _check_gram(G, min_L=1, name="G"):
-    """A Gram matrix of the summands: square [L+1, L+1] (L >= min_L), finite, positive diagonal."""
-    a = _check_array(name, G, 2, min_len=min_L + 1)
-    if a.shape[0] != a.shape[1]:
-        raise ValueError(f"{name} must be a square [L+1, L+1] Gram matrix, got shape {a.shape}")
-    if not np.all(np.diag(a) > 0):
-        raise ValueError(f"{name} must have a positive diagonal (the summands' variances), got "
-                         f"minimum {np.diag(a).min():g}")
-    return a
 
 
 @dataclass
@@ -350,34 +315,6 @@ def gram(r: dict, step: int) -> np.ndarray:
     _run_field(at_step(r, step), "measure", part_of(_run_field(r, "config", "arch")), "gram",
                name=f"r['checkpoints'][step={step}]", run=r["name"])
     return np.asarray(at_step(r, step)["measure"][part_of(r["config"]["arch"])]["gram"])
-
-
-def rho(G) -> float:
-    """Embedding-to-block variance ratio: G_00 over the mean of G_kk, k = 1..L."""
-    _check_gram(G)
-    G = np.asarray(G)
-    return float(G[0, 0] / np.mean(np.diag(G)[1:]))
-
-
-def convention(rho_value: float) -> bool:
-    """The index convention rho chooses: embedding-counted (True) when the embedding weighs
-    at least half a block output (rho >= 1/2), the seed convention (False) below."""
-    check_real("rho_value", rho_value, 0.0)
-    return bool(rho_value >= 0.5)
-
-
-def reference_exponent(k_min: int, k_max: int, embedding_counted: bool) -> float:
-    """Slope of log omega_k^2 (the theorem's exact curve) on log k over k_min..k_max."""
-    check_int("k_min", k_min, 1, _MAX_K - 1)
-    check_int("k_max", k_max, 2, _MAX_K)
-    if k_max <= k_min:
-        raise ValueError(f"k_max must exceed k_min (a slope needs two points), got k_min={k_min}, k_max={k_max}")
-    _check_bool("embedding_counted", embedding_counted)
-    k = np.arange(k_min, k_max + 1)
-    if not embedding_counted and k_min < 2:
-        raise ValueError("the seed convention starts at k = 2 (k_min must be >= 2)")
-    y = [float(theory.omega_sq(int(j), embedding_counted=embedding_counted)) for j in k]
-    return loglog_slope(k, y)[0]
 
 
 def curve_exponent(y, k_min: int) -> float:
@@ -891,9 +828,8 @@ def exponent_split(G, measured, embedding_counted: bool, k_min: int = 2) -> dict
 def block_variance_exponent(G, front: int | None = None, tail: int | None = None) -> float:
     """Slope of log s_k^2 on log k, s_k^2 = G_kk the output variance of block k, over the
     blocks past the front and before the tail, k = front + 1..L - tail (defaults
-    :data:`resdecay_lib.front.FRONT_BLOCKS` and ``TAIL_BLOCKS``; ``tail=0`` keeps the last
+    :data:`resdecay_lib.stats.exponents.FRONT_BLOCKS` and ``TAIL_BLOCKS``; ``tail=0`` keeps the last
     block): above 0 when later blocks' outputs are scaled up."""
-    from .front import FRONT_BLOCKS, TAIL_BLOCKS
     front = FRONT_BLOCKS if front is None else front
     tail = TAIL_BLOCKS if tail is None else tail
     L = len(_check_gram(G)) - 1
@@ -906,27 +842,6 @@ def block_variance_exponent(G, front: int | None = None, tail: int | None = None
     k = np.arange(1, L + 1)
     sel = slice(front, L - tail)
     return loglog_slope(k[sel], s2[sel])[0]
-
-
-def halves(L: int, front: int | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """The blocks of the two halves the idle-block contrasts compare (1-based): the later half
-    L//2 + 1..L (the last block included) and the earlier half past the front, front + 1..L//2."""
-    from .front import FRONT_BLOCKS
-    front = FRONT_BLOCKS if front is None else front
-    check_int("L", L, 2 * front + 2)
-    return np.arange(L // 2 + 1, L + 1), np.arange(front + 1, L // 2 + 1)
-
-
-def half_ratio(costs, front: int | None = None) -> float:
-    """Mean cost of the later half over the mean cost of the earlier half past the front
-    (:func:`halves`); ``costs``: [L], one per block (k = 1..L). Below 1 when later blocks
-    cost less."""
-    c = _check_array("costs", costs, 1)
-    late, early = halves(len(c), front)
-    den = float(np.mean(np.asarray(c, float)[early - 1]))
-    if not den > 0:
-        raise ValueError(f"the earlier half's mean cost must be positive for a ratio, got {den}")
-    return float(np.mean(np.asarray(c, float)[late - 1])) / den
 
 
 def theorem_half_ratio(L: int, embedding_counted: bool, front: int | None = None) -> float:

@@ -2,16 +2,16 @@
 
 Chapters 7 and 8 glue every statistic a training claim's rule reads three times: on all the
 seeds stored, on the discovery seeds 0-2 and on the held-out seeds 3-4
-(:data:`resdecay_lib.evidence.SEED_SETS`), so that the ledger evaluates the same rule on each
+(:data:`resdecay_lib.book.evidence.SEED_SETS`), so that the ledger evaluates the same rule on each
 (``ledger.evaluate(..., seed_set=...)``). This module is the one place those statistics are
-computed; each function takes a :class:`resdecay_lib.results.Sweep` already cut to a seed set
-(:func:`resdecay_lib.results.subset`) and returns ``{Evidence: parts}`` ready for
-:func:`resdecay_lib.evidence.glue` (``value``, and ``lo``/``hi``/``se`` as the kind asks).
+computed; each function takes a :class:`resdecay_lib.analysis.training_analysis.Sweep` already cut to a seed set
+(:func:`resdecay_lib.analysis.training_analysis.subset`) and returns ``{Evidence: parts}`` ready for
+:func:`resdecay_lib.book.evidence.glue` (``value``, and ``lo``/``hi``/``se`` as the kind asks).
 
 Declared with the rules, before seeds 3-4 were read:
 
 * the depth every training claim reads is :data:`TRAINED_L` (the ladder's deepest rung);
-* exponent fits leave out the runs :func:`resdecay_lib.results.flag_runs` flags on the seed
+* exponent fits leave out the runs :func:`resdecay_lib.analysis.training_analysis.flag_runs` flags on the seed
   set (not converged, diverged, outlier), with the flags decided before any fit; loss claims
   (the removal costs, the depth slope, the fixes' gaps) read every finished run;
 * an interval over seeds needs 3 seeds: with fewer, the statistic is NaN and the ledger says
@@ -24,7 +24,9 @@ import math
 
 import numpy as np
 
-from . import evidence as E, results as R, stats
+from ..book import evidence as E
+from . import training_analysis as R
+from ..stats import inference as stats
 
 __all__ = ["TRAINED_L", "LADDER_LR", "DEPTH_MIN", "exponent_evidence", "cost_evidence", "depth_points"]
 
@@ -119,7 +121,7 @@ def cost_evidence(sweep: R.Sweep, deep_runs=()) -> dict:
     its log) and the theorem's ratio; the slope of the final loss on log2 depth over
     :func:`depth_points` (``deep_runs`` included) and the fixes' gaps at equal depths, each at
     1 - 0.05/4 (claim-depth-cost's family of four)."""
-    from .ledger import GAP_FIXES
+    from ..book.ledger import GAP_FIXES
     out = {}
     final = sweep.measure_steps[-1]
     cell = [r for r in sweep.cell("pre_ln", TRAINED_L) if r["status"] == "ok"]

@@ -1,7 +1,7 @@
 """The book's evidence: every value a verdict can read, declared once, here.
 
 An :class:`Evidence` is the name a chapter glues (myst-nb ``glue``) and the ledger reads
-(:func:`resdecay_lib.ledger.read_evidence`), with the chapter that computes it, what it is,
+(:func:`resdecay_lib.book.ledger.read_evidence`), with the chapter that computes it, what it is,
 and its kind:
 
 * ``"value"``: one number, glued under ``name``;
@@ -138,7 +138,7 @@ def declared(name: str) -> Evidence:
     for ev in DECLARED.values():
         if name in ev.keys():
             return ev
-    raise KeyError(f"{name!r} is not declared in resdecay_lib.evidence")
+    raise KeyError(f"{name!r} is not declared in resdecay_lib.book.evidence")
 
 
 def _number(name: str, x) -> float:
@@ -370,7 +370,7 @@ TRAINED_FEEDBACK_PRE_LN = value(
 
 # ------------------------------------------------------------------------ Chapter 7b (past the front)
 #: the primary statistic of claim-front: each deep run's local slope of log omega_k^2 on log k
-#: over k in [L/2, L] (resdecay_lib.front.WINDOWS["half_end"]), placed between the two
+#: over k in [L/2, L] (resdecay_lib.analysis.front.WINDOWS["half_end"]), placed between the two
 #: predictions of its depth (results/predictions/front.json): u = (slope - midpoint) /
 #: half-separation, so u = -1 is the front model's predicted slope and u = +1 the level model's
 FRONT_POSITION = interval(

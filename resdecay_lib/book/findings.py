@@ -10,7 +10,8 @@ from __future__ import annotations
 import pathlib
 from collections import Counter
 
-from . import evidence as E, ledger
+from . import evidence as E
+from . import ledger
 
 __all__ = ["headline", "findings_markdown", "abstract", "verdict_counts"]
 

@@ -6,7 +6,7 @@ re-executes and compares, so a verdict can only change when the evidence does.
 
 A :class:`Claim` is a sentence of the card (Xie et al. 2023, arXiv:2304.14802, §3.2, as the
 theory card THEORY-096 states it), the chapter and label of its evidence, the evidence it
-needs (declared once, in :mod:`resdecay_lib.evidence`; the ledger never spells a name), and a
+needs (declared once, in :mod:`resdecay_lib.book.evidence`; the ledger never spells a name), and a
 rule: a pure function of the evidence dict returning a :class:`Verdict` (one of
 :data:`VERDICTS` and a one-line reason with the numbers it used). Every threshold is in the
 rule's docstring. ``open`` means one thing: the data cannot tell (an interval straddles a
@@ -42,7 +42,8 @@ import pathlib
 from dataclasses import dataclass, field
 from typing import Callable, Mapping
 
-from . import evidence as E, stats
+from . import evidence as E
+from ..stats import inference as stats
 from .evidence import Evidence
 
 __all__ = ["VERDICTS", "ROUNDING", "MISSING", "Verdict", "Claim", "CLAIMS", "PROMOTION", "read_evidence",
@@ -73,7 +74,7 @@ class Claim:
     ``title``, the ``sentence`` (MyST Markdown, math in ``$...$``), where its evidence is
     (``sources``: (chapter document, label) pairs; an empty label means the chapter's
     "Evidence for the ledger" section), the evidence the rule needs (``needs``: declared
-    :class:`~resdecay_lib.evidence.Evidence`, each standing for all its glue names, or plain
+    :class:`~resdecay_lib.book.evidence.Evidence`, each standing for all its glue names, or plain
     names), the evidence it reads only when the book has it (``optional``), and the ``rule``
     (evidence dict -> :class:`Verdict`). The rule sees only ``needs`` and ``optional``: reading
     any other name raises ``KeyError``."""
@@ -271,7 +272,7 @@ def _tost(ev, e: Evidence, ref, alpha, df: Evidence, margin=EXP_MARGIN, widen: f
     against ``ref`` at level ``alpha``, the interval widened on each side by ``widen`` (a shift
     the standard error does not cover, such as the fit start's): (equivalent within
     ``margin``, outside ``margin`` significantly, text)."""
-    from .stats import t_quantile
+    from ..stats.inference import t_quantile
     m, se = ev[e], ev[e.se]
     t = t_quantile(1 - alpha, ev[df])
     d = abs(m - ref)
@@ -958,7 +959,7 @@ CLAIMS: list[Claim] = [
 
 
 def on_seed_set(evidence: Mapping[str, float], seed_set: str) -> dict[str, float]:
-    """The evidence as it reads on one seed set of :data:`resdecay_lib.evidence.SEED_SETS`:
+    """The evidence as it reads on one seed set of :data:`resdecay_lib.book.evidence.SEED_SETS`:
     every seed-set evidence's names take the values glued for that set (``<key>__<set>``), the
     rest stay as they are. A rule evaluated on it is the same rule on the set's evidence."""
     if seed_set not in E.SEED_SETS:

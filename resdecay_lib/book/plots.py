@@ -1,6 +1,6 @@
 """The book's figure kinds, for the theory, training and pretrained chapters: one function per kind.
 
-Each function takes plain arrays and dicts (what :mod:`resdecay_lib.results` computes) and
+Each function takes plain arrays and dicts (what :mod:`resdecay_lib.analysis.training_analysis` computes) and
 returns a matplotlib Figure; the chapters glue it. Nothing here computes a result.
 """
 from __future__ import annotations
@@ -12,7 +12,7 @@ import matplotlib
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from ._checks import check_int  # noqa: E402
+from ..checks import check_int  # noqa: E402
 
 __all__ = ["NAMES", "K_TICKS", "log_k_axis", "close", "COLUMN_IN", "MIN_FONT_PT", "PANEL_H", "PAD_IN", "column_panels",
            "legend_below", "share_ylabel", "finish", "shown_width", "effective_sizes", "DIGEST_DIGITS", "data_digest", "glue_figure", "forest", "init_curves", "grad_profiles", "sublayer_changes", "line_panels", "exponent_through_training", "change_curves", "loss_curves",

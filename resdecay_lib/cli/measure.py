@@ -1,11 +1,11 @@
 """The command line of the pretrained models: ``measure MODEL --text FILE`` and ``prepare-models``.
 
 ``measure`` loads a packaged model or a local Hugging Face folder
-(:func:`resdecay_lib.pretrained.load`) onto ``--device`` in ``--dtype``, samples windows of a
-text, measures the per-layer change (:func:`resdecay_lib.probe.measure`) and, with
-``--skip-cost``, the cost of skipping each block (:func:`resdecay_lib.depthcost.skip_costs`),
+(:func:`resdecay_lib.nn.pretrained.load`) onto ``--device`` in ``--dtype``, samples windows of a
+text, measures the per-layer change (:func:`resdecay_lib.nn.probe.measure`) and, with
+``--skip-cost``, the cost of skipping each block (:func:`resdecay_lib.analysis.depthcost.skip_costs`),
 prints the table, the fitted exponent with its interval, the theorem's exponent over the same
-range in the convention the measured rho chooses (:func:`resdecay_lib.probe.exponent`) and a
+range in the convention the measured rho chooses (:func:`resdecay_lib.nn.probe.exponent`) and a
 one-line reading, then writes a CSV table and a figure. ``prepare-models`` converts the
 packaged GGUF models into the cache once.
 """
@@ -18,11 +18,11 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from ._checks import check_out_dir
-from ._checks import cli_int as _cli_int
-from .device import resolve_device
-from .pretrained import PACKAGED, MissingPackage, _one_line, load, load_packaged, sample_inputs
-from .probe import exponent, measure
+from ..checks import check_out_dir, one_line
+from ..checks import cli_int as _cli_int
+from ..nn.device import resolve_device
+from ..nn.pretrained import PACKAGED, MissingPackage, load, load_packaged, sample_inputs
+from ..nn.probe import exponent, measure
 
 __all__ = ["register_cli"]
 
@@ -46,7 +46,7 @@ def _print_exponent(ch, stream, mask) -> None:
     try:
         e = exponent(ch, k_min=K_MIN, level=LEVEL, stream=stream, mask=mask)
     except ValueError as exc:
-        print(f"fit: none ({_one_line(exc)})")
+        print(f"fit: none ({one_line(exc)})")
         return
     iv = (f" [{e.lo:.3f}, {e.hi:.3f}] ({e.level:.0%} percentile bootstrap over {e.n_sequences} sequences)"
           if np.isfinite(e.lo) and np.isfinite(e.hi) else " (one sequence: no interval)")
@@ -59,7 +59,7 @@ def _print_exponent(ch, stream, mask) -> None:
 
 
 def _run_measure(args) -> int:
-    from .device import pin_threads
+    from ..nn.device import pin_threads
     try:  # every option before any work: one line and exit code 2 on a bad one
         threads = _cli_int("--threads", args.threads, 1, 1024)
         n_seq = _cli_int("--n-seq", args.n_seq, 1, 100_000)
@@ -71,9 +71,9 @@ def _run_measure(args) -> int:
         try:
             device = resolve_device(args.device)
         except ValueError as exc:
-            raise ValueError(f"--device: {_one_line(exc)}") from None
+            raise ValueError(f"--device: {one_line(exc)}") from None
         if args.skip_cost and device.type != "cpu":
-            raise ValueError(f"--skip-cost runs on the CPU only (resdecay_lib.depthcost); drop it or use "
+            raise ValueError(f"--skip-cost runs on the CPU only (resdecay_lib.analysis.depthcost); drop it or use "
                              f"--device cpu, got --device {args.device}")
     except ValueError as exc:
         print(f"measure: {exc}", file=sys.stderr)
@@ -81,7 +81,7 @@ def _run_measure(args) -> int:
     try:
         text = Path(args.text).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        print(f"measure: cannot read the text file {args.text!r}: {_one_line(exc)}", file=sys.stderr)
+        print(f"measure: cannot read the text file {args.text!r}: {one_line(exc)}", file=sys.stderr)
         return 2
     if device.type == "cpu":
         pin_threads(threads)
@@ -93,11 +93,11 @@ def _run_measure(args) -> int:
                              desc=pre.name)
         skip = None
         if args.skip_cost:
-            from .depthcost import skip_costs
+            from ..analysis.depthcost import skip_costs
             print(f"skipping each of the {pre.n_layer} blocks in turn", file=sys.stderr, flush=True)
             skip = skip_costs(pre, inputs, mask, batch_size=batch_size, progress=True)
     except (MissingPackage, FileNotFoundError, ValueError) as exc:
-        print(f"measure: {_one_line(exc)}", file=sys.stderr)
+        print(f"measure: {one_line(exc)}", file=sys.stderr)
         return 2
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -134,7 +134,8 @@ def _save_figure(ch, title, path, skip=None):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    from . import plots, theory
+    from ..book import plots
+    from ..maths import theory
     n = 4 if skip is not None else 3
     fig, axes = plots.column_panels(n)      # a grid for the column, the book's font sizes
     k = np.asarray(ch.k)

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._checks import check_int, check_real
+from ..checks import check_int, check_real
 
 __all__ = ["LN_EPS", "MAX_ELEMENTS", "MAX_DEPTH", "SimResult", "layer_norm", "simulate", "RcResult", "simulate_rc",
            "simulate_feedback", "normal_quantile", "bonferroni_z_crit"]

@@ -31,7 +31,7 @@ import numpy as np
 import sympy as sp
 from sympy.utilities.iterables import multiset_partitions
 
-from ._checks import check_int, check_real
+from ..checks import check_int, check_real
 
 __all__ = ["CONVENTIONS", "MAX_EXACT_D", "MAX_SERIES_TERMS", "MAX_SERIES_ORDER", "MAX_DEPTH",
            "first_valid_k", "omega_sq"]

@@ -1,4 +1,4 @@
-"""Where torch runs, and how many threads it uses.
+"""Where torch runs, how many threads it uses, and where its files are cached.
 
 * :func:`resolve_device` turns ``"auto"`` / ``"cpu"`` / ``"cuda"`` / a ``torch.device`` into a
   ``torch.device`` ("auto": CUDA when present, else the CPU).
@@ -10,16 +10,19 @@
   fastest setting that is the same on every machine with at least 2 cores (a machine with
   one core still computes the same bits with 2 threads, only slower).
 * :func:`manual_seed_all` seeds Python's, NumPy's and torch's (CPU and CUDA) generators.
+* :func:`cache_dir`: the cache folder of corpora, models and checkpoints.
 """
 from __future__ import annotations
 
 import numbers
+import os
 import random
+from pathlib import Path
 
 import numpy as np
 import torch
 
-__all__ = ["DEFAULT_THREADS", "resolve_device", "pin_threads", "manual_seed_all"]
+__all__ = ["DEFAULT_THREADS", "resolve_device", "pin_threads", "manual_seed_all", "cache_dir"]
 
 #: thread count pinned by :func:`pin_threads` when called without an argument
 DEFAULT_THREADS = 2
@@ -80,3 +83,10 @@ def manual_seed_all(seed: int) -> None:
     random.seed(int(seed))
     np.random.seed(int(seed) % 2**32)
     torch.manual_seed(int(seed))  # also seeds every CUDA device
+
+
+def cache_dir() -> Path:
+    """The cache folder: ``$RESDECAY_CACHE`` if set, else ``~/.cache/resdecay`` (created)."""
+    path = Path(os.environ.get("RESDECAY_CACHE") or Path.home() / ".cache" / "resdecay")
+    path.mkdir(parents=True, exist_ok=True)
+    return path

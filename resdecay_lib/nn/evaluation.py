@@ -17,7 +17,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from ._checks import Instance, Int, Tensor, accepts
+from ..checks import Instance, Int, Tensor, accepts
 from .models import check_token_ids, vocab_size_of
 
 #: the domains of the windows' parameters, declared once for every function here

@@ -35,7 +35,7 @@ halves; measure one half with ``stream[..., stream_parts(model)["post_ln"]]``.
 
 Sublayer granularity: each block applies ``self.resid_mid`` (an identity module) to the
 stream between its attention and its MLP step, so the stream after the attention residual
-addition is the input of ``block.resid_mid``. :func:`resdecay_lib.probe.sublayer_stream`
+addition is the input of ``block.resid_mid``. :func:`resdecay_lib.nn.probe.sublayer_stream`
 captures it, and ``model.sublayers`` lists the 2L points in stream order.
 
 Output: Pre-LN-like placements (pre_ln, peri_ln, ln_scaling, mix_ln) end with a final
@@ -57,7 +57,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from ._checks import Flag, Instance, Int, OneOf, Real, Tensor, Text, accepts, check_fields, declare
+from ..checks import Flag, Instance, Int, OneOf, Real, Tensor, Text, accepts, check_fields, declare
+from .config import ARCH_NAMES, MAX_PARAMS, MAX_SIZES, GPTConfig, validate_config  # noqa: F401 (the model's names)
 from .device import resolve_device
 
 __all__ = ["ARCHS", "GPTConfig", "GPT", "build", "stream_parts", "next_token_loss", "check_token_ids",
@@ -260,64 +261,11 @@ ARCHS: dict[str, type[Block]] = {
     "deepnorm": DeepNormBlock,
     "mix_ln": MixLNBlock,
 }
+if tuple(ARCHS) != ARCH_NAMES:   # one list of names: the config (torch-free) and the registry
+    raise ImportError(f"models.ARCHS {tuple(ARCHS)} and config.ARCH_NAMES {ARCH_NAMES} must name the same placements")
 
 
-# ----------------------------------------------------------------------------- config, model
-
-#: upper bounds of the sizes :func:`build` accepts (far above the book's models: depth 24,
-#: width 256); beyond them a model would not fail cleanly but exhaust the memory
-MAX_SIZES = {"n_layer": 4096, "d_model": 65536, "n_head": 65536, "vocab_size": 2**24,
-             "block_size": 2**20, "mlp_ratio": 64}
-#: most parameters :func:`build` allocates (8 GB in float32)
-MAX_PARAMS = 2 * 10**9
-
-
-@declare
-@dataclass
-class GPTConfig:
-    arch: str = "pre_ln"           # a key of ARCHS
-    n_layer: int = 6               # L, number of blocks
-    d_model: int = 64
-    n_head: int = 4                # d_model % n_head == 0
-    vocab_size: int = 256
-    block_size: int = 128          # longest sequence the position embedding covers
-    seed: int = 0                  # initialisation seed
-    mlp_ratio: int = 4
-    bias: bool = True
-    ln_eps: float = 1e-5           # as torch.nn.LayerNorm
-    init_std: float = 0.02         # GPT-2's
-    pos: str = "learned"           # "learned" (embedding table) or "sinusoidal" (fixed)
-    scale_residual_init: bool = False  # GPT-2's 1/sqrt(2L) on residual projections; off: see module doc
-    mix_ln_frac: float = 0.25      # Mix-LN: share of Post-LN layers (the paper's alpha)
-    deepnorm_alpha: float | None = None  # None: (2L)^(1/4)
-    deepnorm_beta: float | None = None   # None: (8L)^(-1/4)
-
-    #: every field's valid values (the sizes' upper bounds: :data:`MAX_SIZES`)
-    DOMAINS = {
-        "arch": OneOf(ARCHS),
-        **{n: Int(1, MAX_SIZES[n]) for n in ("n_layer", "d_model", "n_head", "vocab_size", "block_size",
-                                             "mlp_ratio")},
-        "seed": Int(0, 2**64 - 1), "bias": Flag(), "ln_eps": Real(0), "init_std": Real(0, lo_open=True),
-        "pos": OneOf(("learned", "sinusoidal")), "scale_residual_init": Flag(),
-        "mix_ln_frac": Real(0, 1), "deepnorm_alpha": Real(0, lo_open=True, none=True),
-        "deepnorm_beta": Real(0, lo_open=True, none=True),
-    }
-
-    def __post_init__(self):
-        _validate(self)
-
-
-def _validate(cfg: GPTConfig) -> None:
-    check_fields(cfg, GPTConfig.DOMAINS)
-    d, L = cfg.d_model, cfg.n_layer
-    n_params = (2 * cfg.vocab_size + cfg.block_size) * d + L * (4 + 2 * cfg.mlp_ratio) * d * d
-    if n_params > MAX_PARAMS:
-        raise ValueError(f"n_layer={L}, d_model={d}, vocab_size={cfg.vocab_size}, block_size="
-                         f"{cfg.block_size} make about {n_params:.3g} parameters, above "
-                         f"MAX_PARAMS = {MAX_PARAMS:.0e}")
-    if cfg.d_model % cfg.n_head:
-        raise ValueError(f"d_model={cfg.d_model} must be divisible by n_head={cfg.n_head}")
-
+# ----------------------------------------------------------------------------- model
 
 def sinusoidal_positions(T: int, d: int) -> torch.Tensor:
     """Vaswani et al.'s fixed positions, scaled to variance init_std^2 by the caller. [T, d]."""
@@ -347,7 +295,7 @@ class GPT(nn.Module):
 
     def __init__(self, cfg: GPTConfig):
         super().__init__()
-        _validate(cfg)
+        validate_config(cfg)
         self.config = cfg
         block_cls = ARCHS[cfg.arch]
         self.wte = nn.Embedding(cfg.vocab_size, cfg.d_model)
@@ -455,7 +403,7 @@ def next_token_loss(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor
     return F.cross_entropy(logits.reshape(-1, logits.size(-1)), targets.reshape(-1))
 
 
-@accepts(model=Instance(GPT, "a model of resdecay_lib.models (build's)"))
+@accepts(model=Instance(GPT, "a model of resdecay_lib.nn.models (build's)"))
 def stream_parts(model: GPT) -> dict[str, slice]:
     """Name -> slice of the last dimension of the stream the blocks carry.
 

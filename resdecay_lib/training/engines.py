@@ -1,7 +1,7 @@
 """Where a sweep's runs execute: local processes, a Dask cluster, or SLURM through submitit.
 
-:func:`resdecay_lib.sweep.run_sweep` submits the module-level
-:func:`resdecay_lib.sweep.run_one` with plain data to anything that has
+:func:`resdecay_lib.training.sweep.run_sweep` submits the module-level
+:func:`resdecay_lib.training.sweep.run_one` with plain data to anything that has
 ``submit(fn, *args)`` returning an object with ``result()``: a
 ``concurrent.futures.Executor`` (a spawn process pool, Dask's ``Client.get_executor()``)
 or submitit's executor (its jobs have ``result()``). Every run pins its own thread count
@@ -27,15 +27,20 @@ shared file system): results, claims and checkpoints are written there and under
 """
 from __future__ import annotations
 
+import concurrent.futures as cf
 import contextlib
+import multiprocessing
 import numbers
+import os
 import re
+import signal
+import sys
 from pathlib import Path
 
-from ._checks import Instance, Int, OneOf, PathArg, Real, Text, accepts
+from ..checks import Instance, Int, OneOf, PathArg, Real, Text, accepts
 
 __all__ = ["ENGINES", "SLURM_KEYS", "SLURM_DEFAULTS", "EngineUnavailable", "check_slurm",
-           "check_scheduler", "open_executor"]
+           "check_scheduler", "open_executor", "local_executor", "MAX_WORKERS"]
 
 #: the engines :func:`open_executor` knows
 ENGINES = ("local", "dask", "slurm")
@@ -142,6 +147,32 @@ def _slurm(spec: dict, root: Path, cluster: str | None):
     return ex
 
 
+#: the largest --workers the command line accepts (and local_executor)
+MAX_WORKERS = 1024
+
+
+def _die_with_parent(parent: int) -> None:
+    """Worker initializer: on Linux, ask the kernel to send SIGTERM to this worker when the
+    process that started it dies (prctl PR_SET_PDEATHSIG), so killing a sweep -- even with
+    SIGKILL -- takes its workers down; their runs resume from their checkpoints. A parent
+    that died while this worker was still importing cannot signal it any more: then it
+    leaves at once."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+        PR_SET_PDEATHSIG = 1
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    if os.getppid() != parent:
+        os._exit(1)
+
+
+@accepts(workers=Int(1, MAX_WORKERS))
+def local_executor(workers: int) -> cf.Executor:
+    """A pool of ``workers`` fresh (spawned) processes: no torch state crosses a fork, and
+    no worker outlives the sweep that started it (:func:`_die_with_parent`)."""
+    return cf.ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
+                                  initializer=_die_with_parent, initargs=(os.getpid(),))
+
+
 @accepts(engine=OneOf(ENGINES), workers=Int(1), scheduler=Text(none=True),
          spec=Instance(dict, "a sweep (load_sweep's)", none=True), root=PathArg(),
          connect_timeout=Real(0, 3600, lo_open=True), slurm_cluster=Text(none=True))
@@ -158,7 +189,6 @@ def open_executor(engine: str = "local", workers: int = 1, scheduler: str | None
     tests). Yields None for a one-worker local run (the runs then go one after another in
     this process). Raises :class:`EngineUnavailable` when the engine cannot run here.
     """
-    from .sweep import local_executor
     if engine == "local":
         if workers == 1:
             yield None

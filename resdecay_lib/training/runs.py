@@ -1,12 +1,12 @@
 """One training run, measured through training: what Chapters 7 and 8 read.
 
-:func:`run_result` trains one :class:`~resdecay_lib.train.TrainConfig` and measures it at
+:func:`run_result` trains one :class:`~resdecay_lib.training.config.TrainConfig` and measures it at
 the checkpoints of a :class:`RunPlan`: at each measured step (log-spaced from step 0 to
 the end) the per-layer change metrics and the Gram matrix of the stream's summands
-(:func:`resdecay_lib.probe.measure_zoo`) and the validation loss; at each evaluated step
+(:func:`resdecay_lib.nn.probe.measure_zoo`) and the validation loss; at each evaluated step
 the validation loss alone (the loss curve); after the last step the losses on the
 validation windows and on pydoc (out of domain), the loss with each block removed
-(:func:`resdecay_lib.evaluation.ablation_losses`) and the convergence criterion
+(:func:`resdecay_lib.nn.evaluation.ablation_losses`) and the convergence criterion
 (:func:`convergence`). It returns a JSON-ready dict with its provenance (:func:`provenance`:
 code version, library versions, device, CPU model and torch's CPU capability, threads, seeds;
 and the wall time).
@@ -27,18 +27,17 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from . import __version__
-from ._checks import (DeviceName, Flag, Instance, Int, Ints, PathArg, Real, Text, accepts, check_fields,
-                      check_out_file, declare, require_int)
+from .. import __version__
+from ..checks import DeviceName, Flag, Instance, Int, Ints, PathArg, Real, Text, accepts, check_fields, check_out_file, declare, require_int
 from .data import eval_windows, load_corpus
-from .device import manual_seed_all, pin_threads, resolve_device
-from .evaluation import ablation_losses, evaluate, sig
-from .probe import measure_zoo
-from .train import (CheckpointMismatch, CheckpointUnreadable, NonFiniteLoss, TrainConfig, discard_checkpoint,
-                    prepare_checkpoint, train)
+from ..nn.device import manual_seed_all, pin_threads, resolve_device
+from ..nn.evaluation import ablation_losses, evaluate, sig
+from ..nn.probe import measure_zoo
+from .config import RunPlan, TrainConfig
+from .store import code_version, library_versions, machine, write_json_atomic
+from .train import CheckpointMismatch, CheckpointUnreadable, NonFiniteLoss, discard_checkpoint, prepare_checkpoint, train
 
-__all__ = ["RESULT_SCHEMA", "RunPlan", "convergence", "flops_per_step", "code_version",
-           "library_versions", "cpu_model", "cpu_capability", "machine", "provenance", "run_result",
+__all__ = ["RESULT_SCHEMA", "convergence", "flops_per_step", "provenance", "run_result",
            "CONVERGENCE_WINDOW", "CONVERGENCE_TOL"]
 
 _CFG = Instance(TrainConfig, "a TrainConfig")
@@ -49,53 +48,6 @@ RESULT_SCHEMA = 2
 #: loss improves by less than CONVERGENCE_TOL (relative)
 CONVERGENCE_WINDOW = 0.2
 CONVERGENCE_TOL = 0.03
-
-
-@declare
-@dataclass(frozen=True)
-class RunPlan:
-    """When a run is measured.
-
-    measure_steps : step counts at which the stream is probed and the validation loss taken;
-        must start at 0 and end at the run's last step (log-spaced: the change moves fastest
-        early). Empty: :meth:`default_measure_steps`.
-    eval_every : the validation loss is also taken every ``eval_every`` steps (the loss
-        curve, and the convergence criterion); 0: steps // 10.
-    """
-    measure_steps: tuple = ()
-    eval_every: int = 0
-
-    DOMAINS = {"measure_steps": Ints(0), "eval_every": Int(0)}
-
-    def __post_init__(self):
-        check_fields(self, self.DOMAINS)
-
-    @staticmethod
-    @accepts(steps=Int(1))
-    def default_measure_steps(steps: int) -> tuple:
-        """0, then about x2.5 apart (20, 50, 150, 400, 1000, ...) below ``steps``, then ``steps``."""
-        pts, s = [0], 20
-        while s < steps:
-            pts.append(s)
-            s = {2: 5, 5: 15, 1: 4, 4: 10}[int(str(s)[0])] * 10 ** (len(str(s)) - 1)
-        return tuple(pts + [steps])
-
-    @accepts(steps=Int(1))
-    def resolve(self, steps: int) -> tuple[tuple, tuple]:
-        """(measure steps, evaluation steps) for a run of ``steps`` steps, validated."""
-        raw = self.measure_steps
-        if not isinstance(raw, (tuple, list)) or any(
-                isinstance(s, bool) or not isinstance(s, numbers.Integral) for s in raw):
-            raise ValueError(f"measure_steps must be a list of integer steps, got {raw!r}")
-        ms = tuple(int(s) for s in raw) or self.default_measure_steps(steps)
-        if ms[0] != 0 or ms[-1] != steps or any(a >= b for a, b in zip(ms, ms[1:])):
-            raise ValueError(f"measure_steps must rise strictly from 0 to steps={steps}, got {ms}")
-        if isinstance(self.eval_every, bool) or not isinstance(self.eval_every, numbers.Integral) \
-                or self.eval_every < 0:
-            raise ValueError(f"eval_every must be a non-negative integer, got {self.eval_every!r}")
-        every = self.eval_every or max(1, steps // 10)
-        ev = sorted(set(ms) | set(range(every, steps + 1, every)))
-        return ms, tuple(ev)
 
 
 @accepts(steps=Int(1), window=Real(0, 1, lo_open=True, hi_open=True), tol=Real(0, lo_open=True))
@@ -132,7 +84,7 @@ def convergence(curve: list[dict], steps: int, window: float = CONVERGENCE_WINDO
             "met": bool(not diverged and imp < tol)}
 
 
-@accepts(model=Instance("resdecay_lib.models.GPT", "a model of resdecay_lib.models (build's)"), cfg=_CFG)
+@accepts(model=Instance("resdecay_lib.nn.models.GPT", "a model of resdecay_lib.nn.models (build's)"), cfg=_CFG)
 def flops_per_step(model, cfg: TrainConfig) -> float:
     """Training FLOPs of one step, Kaplan et al.'s (2020) count: tokens x (6 N + 6 L T d).
 
@@ -144,58 +96,6 @@ def flops_per_step(model, cfg: TrainConfig) -> float:
     n = sum(p.numel() for p in model.parameters() if id(p) not in emb)
     per_token = 6 * n + 6 * cfg.n_layer * cfg.block_size * cfg.d_model
     return float(per_token * cfg.batch_size * cfg.block_size)
-
-
-def code_version() -> str:
-    """``git describe --always --dirty`` of the library's repository, else the package version."""
-    try:
-        here = Path(__file__).resolve().parent
-        out = subprocess.run(["git", "describe", "--always", "--dirty"], cwd=here,
-                             capture_output=True, text=True, timeout=10)
-        if out.returncode == 0 and out.stdout.strip():
-            return "git:" + out.stdout.strip()
-    except (OSError, subprocess.TimeoutExpired):
-        pass
-    return "resdecay_lib " + __version__
-
-
-def library_versions() -> dict:
-    """Python's, torch's and numpy's versions, as every stored result records them."""
-    return {"python": platform.python_version(), "torch": torch.__version__, "numpy": np.__version__}
-
-
-def cpu_model() -> str:
-    """The CPU's model name: /proc/cpuinfo's "model name" where there is one (Linux), else
-    ``platform.processor()`` (else the machine type)."""
-    try:
-        for line in Path("/proc/cpuinfo").read_text(errors="replace").splitlines():
-            if line.lower().startswith("model name") and ":" in line:
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine() or "unknown"
-
-
-def cpu_capability() -> str:
-    """The CPU kernels torch runs (``torch.backends.cpu.get_cpu_capability()``: "AVX2",
-    "AVX512", "DEFAULT", ...; ``ATEN_CPU_CAPABILITY`` can lower it). Float results depend on
-    it in the last bits (TOOLCHAIN.md)."""
-    try:
-        return str(torch.backends.cpu.get_cpu_capability())
-    except (AttributeError, RuntimeError):
-        return "unknown"
-
-
-@accepts(device=DeviceName())
-def machine(device: str = "cpu") -> dict:
-    """Where a measurement ran: the device (a CUDA device's name, or the CPU's architecture),
-    the CPU model, torch's CPU capability and the platform. ``device``: "cpu", "cuda",
-    "cuda:N" or "auto" (:func:`resdecay_lib.device.resolve_device`)."""
-    dev = resolve_device(device)
-    return {"device": (torch.cuda.get_device_name(dev) if dev.type == "cuda"
-                       else f"cpu ({platform.machine()}, {platform.processor() or 'unknown'})"),
-            "cpu_model": cpu_model(), "cpu_capability": cpu_capability(),
-            "platform": platform.platform()}
 
 
 @accepts(cfg=_CFG, code=Text(none=True))
@@ -251,7 +151,7 @@ def run_result(cfg: TrainConfig, plan: RunPlan = RunPlan(), checkpoint: str | Pa
             model.train(was)
         log.append(rec)
 
-    from .models import build
+    from ..nn.models import build
     manual_seed_all(cfg.seed)
     model = build(cfg.arch, cfg.n_layer, cfg.d_model, cfg.n_head, corpus.vocab.size,
                   cfg.block_size, seed=cfg.seed, device=dev)
@@ -296,7 +196,6 @@ def _cmd_train(args) -> int:
     import dataclasses
     import json
     import sys
-    from .sweep import write_json_atomic
     kw = {f.name: getattr(args, f.name) for f in dataclasses.fields(TrainConfig)
           if getattr(args, f.name, None) is not None}
     try:   # every option and path before any work: one line and exit code 2 on a bad one

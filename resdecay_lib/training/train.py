@@ -1,12 +1,12 @@
 """The training loop: one configuration, AdamW, a schedule, checkpoints, a NaN guard.
 
 :func:`train` trains ``models.build(cfg.arch, ...)`` on the Shakespeare corpus of
-:mod:`resdecay_lib.data` with AdamW (decoupled weight decay on matrices and embeddings
+:mod:`resdecay_lib.training.data` with AdamW (decoupled weight decay on matrices and embeddings
 only), a linear warm-up then a cosine decay to ``min_lr_frac * lr``, and gradient-norm
 clipping; the batch of step s is a pure function of (seed, s).
 
 Reproducibility: on the CPU the run pins its thread count (``cfg.threads``, via
-:func:`resdecay_lib.device.pin_threads`), because float32 reductions split by thread and
+:func:`resdecay_lib.nn.device.pin_threads`), because float32 reductions split by thread and
 the last bits of a trained model depend on the thread count; with the count pinned, a run
 gives the same bits on any machine of the same CPU family, whatever its core count.
 
@@ -19,8 +19,8 @@ run with :class:`NonFiniteLoss` naming the step; the checkpoint on disk is then 
 one written before it, from finite parameters. A checkpoint that cannot be read raises
 :class:`CheckpointUnreadable` naming the file.
 
-What a run measures and stores is :mod:`resdecay_lib.runs`; grids of runs are
-:mod:`resdecay_lib.sweep`.
+What a run measures and stores is :mod:`resdecay_lib.training.runs`; grids of runs are
+:mod:`resdecay_lib.training.sweep`.
 """
 from __future__ import annotations
 
@@ -37,77 +37,16 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 
-from ._checks import (ArgumentTypeError, Callable, DeviceName, Flag, Instance, Int, Ints, OneOf, PathArg, Real, Tensor,
-                      accepts, check_fields, check_out_file, declare, show)
+from ..checks import ArgumentTypeError, Callable, DeviceName, Flag, Instance, Int, Ints, OneOf, PathArg, Real, Tensor, accepts, check_fields, check_out_file, declare, show
 from .data import load_corpus, train_batch
-from .device import manual_seed_all, pin_threads, resolve_device
-from .models import ARCHS, MAX_SIZES, check_token_ids, next_token_loss, vocab_size_of
+from ..nn.device import manual_seed_all, pin_threads, resolve_device
+from ..nn.models import check_token_ids, next_token_loss, vocab_size_of
+from .config import TrainConfig
+from .store import pid_alive, replacing
 
-__all__ = ["TrainConfig", "NonFiniteLoss", "CheckpointUnreadable", "CheckpointMismatch", "TrainState", "lr_factor",
+__all__ = ["NonFiniteLoss", "CheckpointUnreadable", "CheckpointMismatch", "TrainState", "lr_factor",
            "train", "next_char_loss", "prepare_checkpoint", "clean_checkpoint_temporaries",
            "discard_checkpoint"]
-
-
-@declare
-@dataclass(frozen=True)
-class TrainConfig:
-    """One training run. Defaults: the book's model (width, heads, context, batch) with a short
-    150-step schedule; the stored sweep (configs/train_long.toml) sets every field it uses, and
-    runs two one-thread processes side by side. Each field's valid values: :attr:`DOMAINS`."""
-    arch: str = "pre_ln"          # a key of models.ARCHS
-    n_layer: int = 6
-    d_model: int = 64
-    n_head: int = 4
-    block_size: int = 64          # context length in characters
-    batch_size: int = 16
-    steps: int = 150
-    lr: float = 3e-3              # peak learning rate
-    warmup: int = 15              # linear warm-up steps
-    min_lr_frac: float = 0.1      # cosine decays to min_lr_frac * lr at the last step
-    weight_decay: float = 0.1     # on matrices and embeddings only (not biases, not LayerNorm)
-    beta1: float = 0.9
-    beta2: float = 0.95
-    grad_clip: float = 1.0        # max global gradient norm; 0 turns clipping off
-    seed: int = 0                 # initialisation and data order
-    threads: int = 2              # CPU threads, pinned (results depend on it in the last bits)
-    device: str = "auto"          # "auto": CUDA when present, else the CPU; or "cpu", "cuda"
-    eval_windows: int = 64        # validation windows for losses (fixed, the same for every run)
-    measure_windows: int = 32     # validation windows fed to the probe
-    corpus: str = "shakespeare"
-
-    #: every field's valid values (the sizes' upper bounds: models.MAX_SIZES, and bounds far
-    #: above any run of the book, so a typo fails here instead of exhausting the memory)
-    DOMAINS = {
-        "arch": OneOf(ARCHS),
-        **{n: Int(1, MAX_SIZES[n]) for n in ("n_layer", "d_model", "n_head", "block_size")},
-        "batch_size": Int(1, 2**20), "steps": Int(1, 10**9),
-        "lr": Real(0, lo_open=True), "warmup": Int(0), "min_lr_frac": Real(0, 1),
-        "weight_decay": Real(0), "beta1": Real(0, 1, hi_open=True), "beta2": Real(0, 1, hi_open=True),
-        "grad_clip": Real(0),                                           # 0: no clipping
-        "seed": Int(0, 2**64 - 1), "threads": Int(1, 4096), "device": DeviceName(),
-        "eval_windows": Int(1, 2**20), "measure_windows": Int(1, 2**20),
-        "corpus": OneOf(("shakespeare",)),                             # the only training corpus
-    }
-
-    def __post_init__(self):
-        # ValueError alone: a configuration comes from a file or the command line, whose
-        # readers catch ValueError
-        check_fields(self, self.DOMAINS, error=ValueError)
-        if self.d_model % self.n_head:
-            raise ValueError(f"d_model={self.d_model} must be divisible by n_head={self.n_head}")
-
-    @classmethod
-    def from_dict(cls, d: dict) -> "TrainConfig":
-        if not isinstance(d, dict):
-            raise ArgumentTypeError(f"d must be a dict of TrainConfig fields, got {type(d).__name__} {show(d)}")
-        unknown = set(d) - {f.name for f in dataclasses.fields(cls)}
-        if unknown:
-            raise ValueError(f"unknown TrainConfig fields {sorted(unknown)}; valid: "
-                             f"{[f.name for f in dataclasses.fields(cls)]}")
-        return cls(**d)
-
-    def run_name(self) -> str:
-        return f"{self.arch}_L{self.n_layer}_s{self.seed}"
 
 
 class NonFiniteLoss(RuntimeError):
@@ -134,7 +73,7 @@ def lr_factor(step: int, cfg: TrainConfig) -> float:
 
 
 def _build_model(cfg: TrainConfig, vocab_size: int, device):
-    from .models import build
+    from ..nn.models import build
     return build(cfg.arch, cfg.n_layer, cfg.d_model, cfg.n_head, vocab_size, cfg.block_size,
                  seed=cfg.seed, device=device)
 
@@ -155,7 +94,7 @@ def _optimizer(model, cfg: TrainConfig):
     return opt, sched
 
 
-@accepts(model=Instance(torch.nn.Module, "a torch.nn.Module (a model of resdecay_lib.models)"),
+@accepts(model=Instance(torch.nn.Module, "a torch.nn.Module (a model of resdecay_lib.nn.models)"),
          x=Tensor("an integer tensor of token ids [B, T]", dtype="int", ndim=2),
          y=Tensor("an integer tensor of token ids [B, T]", dtype="int", ndim=2))
 def next_char_loss(model, x, y):
@@ -189,10 +128,6 @@ class TrainState:
     log: list = dataclasses.field(default_factory=list)
 
 
-def _tmp_name(path: Path, pid: int) -> Path:
-    return path.with_name(f".{path.name}.{pid}.tmp")  # per process: two writers never share it
-
-
 def _save_checkpoint(path: Path, step, model, opt, sched, train_loss, cfg, log):
     state = {"step": int(step), "model": model.state_dict(), "optimizer": opt.state_dict(),
              "scheduler": sched.state_dict(), "rng_cpu": torch.get_rng_state(),
@@ -202,29 +137,15 @@ def _save_checkpoint(path: Path, step, model, opt, sched, train_loss, cfg, log):
     # the folder again: a sweep removes its checkpoint folder when it is empty, which it may
     # be for a moment while another of its runs has not written its first checkpoint yet
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = _tmp_name(path, os.getpid())
-    try:
+    with replacing(path) as tmp:   # atomic: a crash mid-write leaves the previous checkpoint
         torch.save(state, tmp)
-        os.replace(tmp, path)  # atomic: a crash mid-write leaves the previous checkpoint
-    finally:
-        if tmp.exists():       # a failed write (disk full, interrupted) leaves no temporary
-            tmp.unlink()
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except (PermissionError, OverflowError):
-        return True
-    return True
 
 
 @accepts(path=PathArg(), every=Flag())
 def clean_checkpoint_temporaries(path, every: bool = False) -> list[Path]:
     """Remove the temporaries a killed writer of the checkpoint ``path`` left beside it
-    (``.<name>.<pid>.tmp``): those of processes that are gone (on this machine), or with
+    (:func:`resdecay_lib.training.store.replacing`'s ``.<name>.<pid>.<thread>.<random>.tmp``, or
+    an older writer's ``.<name>.<pid>.tmp``): those of processes that are gone (on this machine), or with
     ``every`` all but this process's own (for a caller that holds the run's claim, so no
     other process writes it). Returns the removed paths."""
     path = Path(path)
@@ -233,10 +154,10 @@ def clean_checkpoint_temporaries(path, every: bool = False) -> list[Path]:
     if not path.parent.is_dir():
         return removed
     for tmp in path.parent.glob(f"{glob.escape(prefix)}*.tmp"):
-        pid = tmp.name[len(prefix):-len(".tmp")]
+        pid = tmp.name[len(prefix):-len(".tmp")].split(".")[0]
         if not pid.isdigit() or int(pid) == os.getpid():
             continue
-        if every or not _pid_alive(int(pid)):
+        if every or not pid_alive(int(pid)):
             tmp.unlink(missing_ok=True)
             removed.append(tmp)
     return removed
@@ -303,7 +224,7 @@ def train(cfg: TrainConfig, checkpoint: str | Path | None = None, checkpoint_eve
         Stop after this many steps in total (for splitting a run; ``cfg.steps`` still sets
         the schedule).
     progress : bool or None
-        Progress (:func:`resdecay_lib.probe.progress_bar`): a tqdm bar on a terminal, a line
+        Progress (:func:`resdecay_lib.nn.probe.progress_bar`): a tqdm bar on a terminal, a line
         every 30 s in a log, a ``tqdm.auto`` bar in Jupyter with True only (None shows nothing
         there); False shows nothing. Unless False, a resumed run says "resumed from step N".
     model : nn.Module, optional
@@ -347,7 +268,7 @@ def train(cfg: TrainConfig, checkpoint: str | Path | None = None, checkpoint_eve
                   flush=True)
     end = cfg.steps if stop_after is None else min(cfg.steps, stop_after)
     model.train()
-    from .probe import progress_bar        # terminal bar, log lines or Jupyter bar
+    from ..nn.probe import progress_bar        # terminal bar, log lines or Jupyter bar
     bar = progress_bar(range(start, end), end, cfg.run_name(), progress, initial=start)
     for step in bar:
         x, y = train_batch(corpus.train, step, cfg.batch_size, cfg.block_size, cfg.seed)
