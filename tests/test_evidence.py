@@ -12,8 +12,8 @@ import re
 import numpy as np
 import pytest
 
-from resdecay_lib import evidence as E
-from resdecay_lib import ledger
+from resdecay_lib.book import evidence as E
+from resdecay_lib.book import ledger
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 CHAPTERS = ROOT / "chapters"
@@ -55,7 +55,7 @@ def test_every_declared_name_is_written_out_in_its_chapter_and_in_the_declaratio
                          json.loads((CHAPTERS / f"{decl.chapter}.ipynb").read_text())["cells"]
                          if c["cell_type"] == "code")
         if decl.by_seed_set:
-            # computed once for every seed set by resdecay_lib.training_claims, which refers to the
+            # computed once for every seed set by resdecay_lib.analysis.training_claims, which refers to the
             # declaration by its Python name; the name itself is the declaration's and the prose's
             attr = next(a for a, v in vars(E).items() if a != "DECLARED" and a.isupper()
                         and (v is decl or (isinstance(v, dict) and any(x is decl for x in v.values()))))

@@ -1,7 +1,7 @@
 """Property-based fuzz of the public functions, drawn from their declared domains.
 
 Each public function of the checked modules declares its parameters' valid values once
-(``resdecay_lib._checks``: ``@accepts(...)``, a class's ``DOMAINS``); :data:`DECLARED` lists
+(``resdecay_lib.checks``: ``@accepts(...)``, a class's ``DOMAINS``); :data:`DECLARED` lists
 them. From each domain hypothesis draws values outside it (wrong kinds, NaN and infinities,
 values past each bound, names that leave their folder, empty paths, token ids, shapes) and
 calls the function with every other argument valid; it must raise ``ValueError`` or
@@ -34,8 +34,11 @@ hypothesis = pytest.importorskip("hypothesis")
 from hypothesis import HealthCheck, assume, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from resdecay_lib import (_checks as C, baselines, data, depthcost, engines, evaluation, models,  # noqa: E402
-                          pretrained, probe, quantise, realmodels, recheck, runs, stats, sweep, train)
+from resdecay_lib import checks as C, #
+from resdecay_lib.training import baselines, data, engines, runs, sweep, train
+from resdecay_lib.analysis import depthcost, pretrained_analysis as realmodels, recheck
+from resdecay_lib.nn import evaluation, models, probe, quantise
+from resdecay_lib.stats import inference as stats
 from resdecay_lib.__main__ import main  # noqa: E402
 
 #: the modules whose public functions declare their domains

@@ -20,7 +20,7 @@ import sys
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from resdecay_lib.runs import cpu_capability, cpu_model  # noqa: E402
+from resdecay_lib.training.store import cpu_capability, cpu_model  # noqa: E402
 
 TODAY = datetime.date.today().isoformat()
 NOTE = ("backfilled {date}: cpu_model and cpu_capability are those of the machine that backfilled the "

@@ -111,17 +111,15 @@ def _from_pkg(m: re.Match) -> str:
     pairs = _split_names(m["names"])
     if not any(name in MODULES for name, _ in pairs):
         return m[0]
-    lines, keep = [], []
+    groups: dict[str, list[str]] = {}      # new package -> its modules, in the order named
     for name, alias in pairs:
         if name not in MODULES:
-            keep.append(name if alias is None else f"{name} as {alias}")
+            groups.setdefault("", []).append(name if alias is None else f"{name} as {alias}")
             continue
         pkg, _, leaf = ("." + MODULES[name]).rpartition(".")
         as_name = alias or name
-        tail = leaf if as_name == leaf else f"{leaf} as {as_name}"
-        lines.append(f"from resdecay_lib{pkg} import {tail}")
-    if keep:
-        lines.insert(0, "from resdecay_lib import " + ", ".join(keep))
+        groups.setdefault(pkg, []).append(leaf if as_name == leaf else f"{leaf} as {as_name}")
+    lines = [f"from resdecay_lib{pkg} import {', '.join(names)}" for pkg, names in groups.items()]
     return "\n".join(m["ind"] + line for line in lines) + m["tail"]
 
 

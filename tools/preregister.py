@@ -15,7 +15,7 @@ import sys
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from resdecay_lib import evidence as E, ledger, preregistration as P  # noqa: E402
+from resdecay_lib.book import evidence as E, ledger, preregistration as P  # noqa: E402
 
 
 def main() -> int:
@@ -32,7 +32,7 @@ def main() -> int:
                         "rule_doc": inspect.cleandoc(c.rule.__doc__ or ""), "fingerprint": fps[c.id],
                         "seed_based": ledger.seed_based(c)}
     out = {"what": "the ledger's rules as declared before the data that decide them were read (issue 22); "
-                   "resdecay_lib.preregistration",
+                   "resdecay_lib.book.preregistration",
            "declared_utc": old.get("declared_utc") if old.get("claims") == claims else
            datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
            "commit": args.commit or (old.get("commit") if old.get("claims") == claims else None),

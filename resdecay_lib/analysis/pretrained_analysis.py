@@ -16,7 +16,6 @@ in the convention rho picks) and :func:`norm_growth` (the stream's growth factor
 from __future__ import annotations
 
 import json
-import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path

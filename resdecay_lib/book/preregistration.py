@@ -12,6 +12,9 @@ A rule's fingerprint is the SHA-256 of a canonical text made of
   tuples, and the names of declared evidence; a dict of evidence by its keys and names);
 * the dotted names of library functions of other modules it calls (``stats.t_quantile``): by
   name only, since their numerics are tested on their own and may change their implementation.
+* a relative import inside the rule by its first component and its names only (``from
+  ..stats.inference import t_quantile`` reads as ``from .stats import t_quantile``), so that the
+  move of the library into layers (issue 21) leaves every fingerprint as it was.
 
 :data:`REGISTRY` (``results/preregistration.json``) holds, per claim, the fingerprint at the
 commit that declared it, with the claim's sentence, primary statistic, rule and margin. The
@@ -60,6 +63,13 @@ def _tree(fn) -> ast.FunctionDef:
     node.body = body or [ast.Pass()]
     node.name = "_"
     node.decorator_list = []
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.ImportFrom) and sub.level:
+            # a relative import of a library module counts by its first component and the
+            # names it imports: a module moved into a layer's package (``from .stats import
+            # t_quantile`` -> ``from ..stats.inference import t_quantile``) keeps the fingerprint
+            sub.module = (sub.module or "").split(".")[0] or None
+            sub.level = 1
     return node
 
 

@@ -57,7 +57,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from ..checks import Flag, Instance, Int, OneOf, Real, Tensor, Text, accepts, check_fields, declare
+from ..checks import Instance, Int, OneOf, Real, Tensor, Text, accepts, check_fields, declare
 from .config import ARCH_NAMES, MAX_PARAMS, MAX_SIZES, GPTConfig, validate_config  # noqa: F401 (the model's names)
 from .device import resolve_device
 

@@ -19,7 +19,6 @@ from __future__ import annotations
 import math
 import numbers
 import platform
-import subprocess
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -27,8 +26,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from .. import __version__
-from ..checks import DeviceName, Flag, Instance, Int, Ints, PathArg, Real, Text, accepts, check_fields, check_out_file, declare, require_int
+from ..checks import Flag, Instance, Int, Ints, PathArg, Real, Text, accepts, check_fields, check_out_file, declare, require_int
 from .data import eval_windows, load_corpus
 from ..nn.device import manual_seed_all, pin_threads, resolve_device
 from ..nn.evaluation import ablation_losses, evaluate, sig

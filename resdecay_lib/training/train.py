@@ -37,7 +37,7 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 
-from ..checks import ArgumentTypeError, Callable, DeviceName, Flag, Instance, Int, Ints, OneOf, PathArg, Real, Tensor, accepts, check_fields, check_out_file, declare, show
+from ..checks import Callable, DeviceName, Flag, Instance, Int, Ints, OneOf, PathArg, Real, Tensor, accepts, check_fields, check_out_file, declare, show
 from .data import load_corpus, train_batch
 from ..nn.device import manual_seed_all, pin_threads, resolve_device
 from ..nn.models import check_token_ids, next_token_loss, vocab_size_of
