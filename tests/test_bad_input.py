@@ -469,7 +469,7 @@ CASES += [
      "level", UNIT),
     ("ranking_scores/change", depthcost.ranking_scores, {}, "change", ["abc", None, {"omega_sq": np.ones((2, 3))}]),
     ("stream_parts/model", models.stream_parts, {}, "model", NOT_OBJECTS),
-    ("recheck/plan", __import__("resdecay_lib.analysis.recheck").recheck.first_interval,
+    ("recheck/plan", __import__("resdecay_lib.analysis.recheck").analysis.recheck.first_interval,
      {"stored": {"config": {}, "checkpoints": []}}, "plan", NOT_OBJECTS),
     # names that would leave their root
     ("store_path/model", realmodels.store_path, {"root": TMP, "text": "pydoc"}, "model",
@@ -506,7 +506,7 @@ CASES += [
 #: whose valid call would train, load the corpus or change global state: not called valid
 NO_VALID_CALL = {runs.run_result, data.load_corpus, device.manual_seed_all, quantise.quantize_q4_1_,
                  train.train, sweep.run_sweep, depthcost.skip_costs, depthcost.reader_gains,
-                 __import__("resdecay_lib.analysis.recheck").recheck.first_interval, depthcost.predicts_cost}
+                 __import__("resdecay_lib.analysis.recheck").analysis.recheck.first_interval, depthcost.predicts_cost}
 
 
 def _cases():

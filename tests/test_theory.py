@@ -33,7 +33,7 @@ def test_non_integer_k_raises_type_error(bad):
 
 # --- Chapter 2: the derivation, the LayerNorm identity, the finite-d correction ---
 
-from resdecay_lib.maths.theory import correlation_rho, derive_omega_sq, eps_bias_bound, #, expected_cos_exact_series, expected_cos_series, layer_norm_eps_error, layer_norm_identity_residual, omega_sq_exact_d, omega_sq_finite_d
+from resdecay_lib.maths.theory import correlation_rho, derive_omega_sq, eps_bias_bound, expected_cos_exact, expected_cos_exact_series, expected_cos_series, layer_norm_eps_error, layer_norm_identity_residual, omega_sq_exact_d, omega_sq_finite_d  # noqa: E402
 
 
 @pytest.mark.parametrize("counted", [False, True])

@@ -60,7 +60,13 @@ NAMES = {
     ("sweep", "sweep_runs"): "training.store",
     ("sweep", "read_result"): "training.store",
     ("sweep", "plan_of"): "training.store",
+    ("sweep", "claim"): "training.store",
+    ("sweep", "release"): "training.store",
+    ("sweep", "SweepSpec"): "training.store",
+    ("sweep", "SPEC_KEYS"): "training.store",
+    ("sweep", "STALE_AFTER_S"): "training.store",
     ("sweep", "local_executor"): "training.engines",
+    ("sweep", "MAX_WORKERS"): "training.engines",
     ("runs", "code_version"): "training.store",
     ("runs", "library_versions"): "training.store",
     ("runs", "machine"): "training.store",
@@ -79,6 +85,8 @@ NAMES = {
     ("models", "GPTConfig"): "nn.config",
     ("models", "MAX_SIZES"): "nn.config",
     ("models", "MAX_PARAMS"): "nn.config",
+    ("models", "_validate"): "nn.config",
+    ("pretrained", "_one_line"): "checks",
 }
 
 #: the packages of the layers; ``resdecay_lib.stats`` is both an old module and a new package
@@ -96,8 +104,18 @@ _FROM_MOD = re.compile(r"^(?P<ind>[ \t]*)from resdecay_lib\.(?P<old>" + _OLD + r
 _DOTTED = re.compile(r"\bresdecay_lib\.(?P<old>" + _OLD + r")\b(?P<rest>(\.\w+)?)")
 
 
+def _comment(m: re.Match) -> str:
+    """The comment after the import, or else the first one inside its parentheses (a ``noqa``),
+    to be written after each line the import becomes."""
+    if m["tail"].strip():
+        return m["tail"]
+    inner = re.findall(r"#[^\n]*", m["names"])
+    return "  " + inner[0].strip() if inner else ""
+
+
 def _split_names(names: str) -> list[tuple[str, str | None]]:
     out = []
+    names = re.sub(r"#[^\n]*", "", names)
     for part in names.strip().strip("()").replace("\n", " ").split(","):
         part = part.strip()
         if not part:
@@ -120,7 +138,7 @@ def _from_pkg(m: re.Match) -> str:
         as_name = alias or name
         groups.setdefault(pkg, []).append(leaf if as_name == leaf else f"{leaf} as {as_name}")
     lines = [f"from resdecay_lib{pkg} import {', '.join(names)}" for pkg, names in groups.items()]
-    return "\n".join(m["ind"] + line for line in lines) + m["tail"]
+    return "\n".join(m["ind"] + line + _comment(m) for line in lines)
 
 
 def _from_mod(m: re.Match) -> str:
@@ -133,7 +151,7 @@ def _from_mod(m: re.Match) -> str:
         new = NAMES.get((old, name), MODULES[old])
         groups.setdefault(new, []).append(name if alias is None else f"{name} as {alias}")
     lines = [f"from resdecay_lib.{new} import {', '.join(names)}" for new, names in groups.items()]
-    return "\n".join(m["ind"] + line for line in lines) + m["tail"]
+    return "\n".join(m["ind"] + line + _comment(m) for line in lines)
 
 
 def _dotted(m: re.Match) -> str:

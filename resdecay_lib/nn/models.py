@@ -61,7 +61,7 @@ from ..checks import Instance, Int, OneOf, Real, Tensor, Text, accepts, check_fi
 from .config import ARCH_NAMES, MAX_PARAMS, MAX_SIZES, GPTConfig, validate_config  # noqa: F401 (the model's names)
 from .device import resolve_device
 
-__all__ = ["ARCHS", "GPTConfig", "GPT", "build", "stream_parts", "next_token_loss", "check_token_ids",
+__all__ = ["ARCHS", "GPT", "build", "stream_parts", "next_token_loss", "check_token_ids",
            "vocab_size_of",
            "PreLNBlock", "PostLNBlock", "PeriLNBlock", "ResiDualBlock",
            "LNScalingBlock", "DeepNormBlock", "MixLNBlock"]
