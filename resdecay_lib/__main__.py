@@ -35,7 +35,7 @@ def _describe_train_options(parser: argparse.ArgumentParser) -> None:
     """``train --help``: each TrainConfig option's valid values (its declared domain) and
     default, and for ``--arch`` the placements of the models registry."""
     from .nn.models import ARCHS
-    from .training.train import TrainConfig
+    from .training.config import TrainConfig
     defaults = {f.name: f.default for f in dataclasses.fields(TrainConfig)}
     for action in parser._actions:
         name = action.dest

@@ -44,17 +44,22 @@ Knows nothing of torch.
 """
 from __future__ import annotations
 
+import datetime
 import math
 from dataclasses import dataclass
 from typing import Mapping
 
 import numpy as np
 
-from ..stats import inference as stats
-from ..maths import theory
+from ..book import ledger
+from ..book.preregistration import fingerprint
 from ..checks import check_int
+from ..maths import theory
+from ..stats import inference as stats
 from ..stats.exponents import FRONT_BLOCKS, TAIL_BLOCKS
 from ..stats.fit import loglog_slope
+from ..training.store import code_version, write_json_atomic
+from . import training_analysis as results
 
 __all__ = ["FRONT_BLOCKS", "TAIL_BLOCKS", "MODELS", "WINDOWS", "PREDICT_DEPTHS", "BlockProfile",
            "block_profile", "model_curve", "window", "local_slope", "ShiftedLaw", "shifted_law",
@@ -342,13 +347,6 @@ def write_predictions(path, root=".", sweep_file="configs/train_long.toml", arch
     """Compute :func:`predict` from the stored runs ``arch`` at depth ``L`` of ``seeds`` (their
     final step) and write it to ``path`` as JSON (atomically), with the declarations, the
     source runs and their code versions, this code's version and the time (UTC)."""
-    import datetime
-
-    from ..book import ledger
-    from . import training_analysis as results
-    from ..book.preregistration import fingerprint
-    from ..training.store import code_version
-    from ..training.store import write_json_atomic
     sw = results.Sweep.load(sweep_file, root=root)
     step = sw.measure_steps[-1]
     runs = [r for r in sw.cell(arch, L) if r["seed"] in seeds]

@@ -13,7 +13,7 @@ import time
 from ..analysis.pretrained_analysis import TEXTS, book_text, measure_model, store_path
 from ..checks import check_out_dir, cli_int
 from ..nn.device import manual_seed_all, pin_threads
-from ..nn.pretrained import PACKAGED, load
+from ..nn import pretrained
 from ..training.store import code_version, library_versions, machine, write_json_atomic
 
 __all__ = ["SEED", "register_cli"]
@@ -34,8 +34,8 @@ def _run(args) -> int:
                 raise ValueError(f"--text must be one of {', '.join(TEXTS)}, got {t!r}")
         if args.prune_text not in TEXTS:
             raise ValueError(f"--prune-text must be one of {', '.join(TEXTS)}, got {args.prune_text!r}")
-        if args.model not in PACKAGED:
-            raise ValueError(f"MODEL must be one of {', '.join(PACKAGED)}, got {args.model!r}")
+        if args.model not in pretrained.PACKAGED:
+            raise ValueError(f"MODEL must be one of {', '.join(pretrained.PACKAGED)}, got {args.model!r}")
         out = check_out_dir("--out", args.out)
     except ValueError as exc:
         print(f"depth-cost: {exc}", file=sys.stderr)
@@ -49,7 +49,7 @@ def _run(args) -> int:
             print(f"{path}: done already")
             continue
         if pre is None:
-            pre = load(args.model, progress=True)
+            pre = pretrained.load(args.model, progress=True)
         start = time.time()
         manual_seed_all(SEED)
         print(f"{args.model} on {t}: measuring (skip costs{', pruning curves' if t == args.prune_text else ''})",

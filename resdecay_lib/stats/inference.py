@@ -33,6 +33,7 @@ from scipy.stats import rankdata as _rankdata
 from scipy.stats import t as _scipy_t
 
 from ..checks import Array, Int, OneOf, Real, Text, accepts, check_fields, declare, show
+from ..maths.gaussian import bonferroni_z_crit
 
 #: the domains several functions here share, declared once
 _LEVEL = Real(0, 1, lo_open=True, hi_open=True)           # a confidence level
@@ -337,7 +338,6 @@ class ZCheck:
 @accepts(alpha=_ALPHA)
 def z_check(z, alpha: float = 0.01) -> ZCheck:
     """:class:`ZCheck` of ``z``: an array of z statistics, or a list of arrays (one family)."""
-    from ..maths.gaussian import bonferroni_z_crit
     parts = [np.asarray(v, dtype=float).ravel() for v in (z if isinstance(z, (list, tuple)) else [z])]
     zs = np.concatenate(parts) if parts else np.array([])
     if zs.size == 0 or not np.all(np.isfinite(zs)):

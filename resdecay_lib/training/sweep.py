@@ -43,11 +43,11 @@ from ..checks import Callable, Flag, Instance, OneOf, PathArg, Text, accepts
 from ..checks import cli_int as _cli_int
 from ..nn.device import cache_dir
 from .config import TrainConfig
-from .engines import MAX_WORKERS
+from .engines import ENGINES, MAX_WORKERS, EngineUnavailable, check_scheduler, open_executor
 from .runs import run_result
 from .store import (SweepSpec, claim, code_version, load_sweep, plan_of, read_result, release, result_path, run_id,
                     sweep_runs, write_json_atomic)
-from .train import clean_checkpoint_temporaries
+from .train import CheckpointUnreadable, clean_checkpoint_temporaries, discard_checkpoint
 
 __all__ = ["DEVICES", "on_device", "run_one", "run_sweep", "unfinished", "register_cli", "CLAIMED"]
 
@@ -76,7 +76,7 @@ def _checkpoint_dir(spec, root) -> Path:
 
 
 def _clean_result_temporaries(path: Path) -> None:
-    """Remove the temporaries (``.<name>.<pid>.<thread>.tmp``) that killed writers of the result
+    """Remove the temporaries (``.<name>.<pid>.<thread>.<random>.tmp``, :func:`~resdecay_lib.training.store.replacing`) that killed writers of the result
     ``path`` left; called by the holder of the run's claim, so no other process writes it."""
     if path.parent.is_dir():
         for tmp in path.parent.glob(f".{glob.escape(path.name)}.*.tmp"):
@@ -104,7 +104,6 @@ def run_one(spec: dict, cfg_dict: dict, root: str, code: str, progress=None) -> 
     of a run's claim removes the temporaries killed writers left (checkpoint and result), and
     a finished run its checkpoint, and the sweep's checkpoint folder once it is empty.
     """
-    from .train import CheckpointUnreadable, discard_checkpoint
     cfg = TrainConfig.from_dict(cfg_dict)
     path = result_path(spec, cfg, root)
     res, note = read_result(path, cfg)
@@ -213,7 +212,6 @@ def _cli_float(option: str, text, lo: float, hi: float) -> float:
 
 
 def _cmd_sweep(args) -> int:
-    from .engines import ENGINES, EngineUnavailable, check_scheduler, open_executor
     try:
         engine = args.executor
         if engine is None:
