@@ -139,9 +139,9 @@ def test_two_sweeps_on_one_folder_run_each_configuration_once(tmp_path, seed_cor
 
 _POOL_SCRIPT = """
 import os, sys, time
-from resdecay_lib.training import sweep as S
+from resdecay_lib.training import engines
 if __name__ == "__main__":
-    ex = S.local_executor(2)
+    ex = engines.local_executor(2)
     pids = {ex.submit(os.getpid).result() for _ in range(8)}    # every worker started and initialised
     open(sys.argv[1], "w").write(" ".join(map(str, sorted(pids))))
     time.sleep(300)

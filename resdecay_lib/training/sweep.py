@@ -33,13 +33,14 @@ import concurrent.futures as cf
 import glob
 import hashlib
 import json
+import math
 import os
 import sys
 import threading
 from dataclasses import asdict
 from pathlib import Path
 
-from ..checks import Callable, Flag, Instance, OneOf, PathArg, Text, accepts
+from ..checks import Callable, Flag, Instance, OneOf, PathArg, Text, accepts, check_out_dir
 from ..checks import cli_int as _cli_int
 from ..nn.device import cache_dir
 from .config import TrainConfig
