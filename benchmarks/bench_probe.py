@@ -1,7 +1,7 @@
 """What the probe costs over a plain forward, measured side by side in one run.
 
 A 12-layer Pre-LN model with d_model 256 on a batch of 16 x 256 tokens, the threads pinned
-(resdecay_lib.device.pin_threads; 2 by default). Three calls are timed in rounds:
+(resdecay_lib.nn.device.pin_threads; 2 by default). Three calls are timed in rounds:
 
 * plain:        the model's no-grad forward;
 * metrics only: ``probe.measure(model, idx, keep_stream=False)``, the per-layer metrics
@@ -28,9 +28,9 @@ import time
 import numpy as np
 import torch
 
-from resdecay_lib.device import pin_threads
-from resdecay_lib.models import build
-from resdecay_lib.probe import layer_change, measure, residual_stream
+from resdecay_lib.nn.device import pin_threads
+from resdecay_lib.nn.models import build
+from resdecay_lib.nn.probe import layer_change, measure, residual_stream
 
 LIMIT = 1.05
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import sys
 import tracemalloc
 
-from resdecay_lib.gaussian import simulate
+from resdecay_lib.maths.gaussian import simulate
 
 D, N_SAMPLES, SEED = 512, 200, 0
 SHALLOW, DEEP = 16, 256

@@ -29,10 +29,11 @@ from dataclasses import replace
 import torch
 import torch.nn.functional as F
 
-from resdecay_lib.data import load_corpus, train_batch
-from resdecay_lib.device import manual_seed_all, pin_threads
-from resdecay_lib.models import build
-from resdecay_lib.train import TrainConfig, train
+from resdecay_lib.training.data import load_corpus, train_batch
+from resdecay_lib.nn.device import manual_seed_all, pin_threads
+from resdecay_lib.nn.models import build
+from resdecay_lib.training.config import TrainConfig
+from resdecay_lib.training.train import train
 
 
 def reference_loop(cfg: TrainConfig, vocab_size: int, batches, compiled: bool = False) -> float:

@@ -2,7 +2,7 @@
 
 myst-nb stores a glued figure as ``application/papermill.record/image/png``, which nbval would
 compare byte for byte, and a PNG's bytes move with the last bits of another CPU's arithmetic.
-Every chapter glues its figures through ``resdecay_lib.plots.glue_figure``, which also glues a
+Every chapter glues its figures through ``resdecay_lib.book.plots.glue_figure``, which also glues a
 text digest of the plotted data (``<label>-data``); nbval compares that digest and, with this
 hook, leaves the images out, as it already leaves out plain ``image/png``.
 """

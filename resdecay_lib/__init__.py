@@ -3,34 +3,66 @@
 Does a Pre-LN transformer block's change to the normalised residual stream shrink like
 1/sqrt(k)? (Xie et al. 2023, "ResiDual", arXiv:2304.14802, Theorem 3.3.)
 
-Modules, by room (data flows one way; theory, gaussian, fit, stats, baselines and results
-know nothing of torch; the probe knows nothing of training; models do not know they are
-measured):
+Module map, in layers. Data flows one way: a module imports only its own layer and the layers
+to its left (``tests/test_layers.py`` checks it, with no import cycle and no private name
+crossing modules)::
 
-* theory and simulation: ``theory`` (SymPy: Theorem 3.3, its corollaries and
-  generalisations), ``gaussian`` (Monte Carlo of the idealised Gaussian stream with a real
-  LayerNorm), ``fit`` (power-law fits with bootstrap intervals), ``stats`` (t intervals,
-  equivalence tests, Bonferroni, Spearman; SciPy's t and ranks)
-* models and measurement: ``models`` (one block class per norm placement, a registry),
-  ``probe`` (residual-stream capture with hooks on any model and any mapping of inputs,
-  per-layer metrics, Gram matrices, the exponent against the theorem's: ``probe.exponent``),
-  ``evaluation`` (validation losses, block ablations), ``pretrained`` (offline loaders for
-  pretrained models shipped in PyPI wheels)
-* data: ``data`` (offline corpora, vocabulary, deterministic batches), ``baselines``
-  (n-gram losses of the same split)
-* real models: ``realmodels`` (the pretrained models' measurements, stored per model and
-  text, and their exponent reports), ``depthcost`` (skip and removal costs, the redundancy
-  rankings they are compared with)
-* runs: ``train`` (the training loop), ``runs`` (one run measured through training),
-  ``sweep`` (grids of runs over any executor, claims, atomic store), ``engines`` (local,
-  Dask and SLURM executors), ``recheck`` (a stored run re-run live)
-* analysis and the book: ``results`` (reading stored sweeps and the analysis the training
-  chapters rest on), ``evidence`` (every value a verdict reads, declared once, and the glue
-  that writes it), ``ledger`` (the claims and their computed verdicts), ``plots`` (the
-  book's figure kinds)
-* ``device`` (where torch runs, thread pinning, seeds), ``_checks`` (argument checks that
-  name the parameter and its range), ``__main__`` (the command line, also installed as the
-  ``resdecay`` console script: routes ``train``, ``sweep``, ``measure``, ``depth-cost``,
-  ``prepare-models``, ``prepare-corpus``; ``--version`` prints :data:`__version__`)
+    checks < maths < stats < nn < training < book < analysis < cli
+
+* ``checks``: argument checks that name the parameter and its range (``@accepts``, domains)
+* ``maths`` (no torch): ``maths.theory`` (SymPy: Theorem 3.3, its corollaries and
+  generalisations), ``maths.gaussian`` (Monte Carlo of the idealised Gaussian stream with a
+  real LayerNorm; ``LN_EPS``, ``bonferroni_z_crit``)
+* ``stats`` (no torch): ``stats.inference`` (t intervals, equivalence tests, Bonferroni,
+  Spearman), ``stats.fit`` (power-law fits with bootstrap intervals, ``loglog_slope``),
+  ``stats.exponents`` (rho, the index convention, the theorem's reference exponent,
+  ``FRONT_BLOCKS``/``TAIL_BLOCKS``, ``halves``/``half_ratio``)
+* ``nn``: ``nn.config`` (the model's configuration, no torch: ``ARCH_NAMES``, ``GPTConfig``),
+  ``nn.models`` (one block class per norm placement, the registry ``ARCHS``), ``nn.probe``
+  (residual-stream capture with hooks, per-layer metrics, Gram matrices, ``probe.exponent``),
+  ``nn.evaluation`` (validation losses, block ablations), ``nn.pretrained`` (offline loaders
+  for pretrained models shipped in PyPI wheels), ``nn.quantise``, ``nn.device`` (where torch
+  runs, thread pinning, seeds, the cache folder)
+* ``training``: ``training.config`` (``TrainConfig``, ``RunPlan``; no torch),
+  ``training.store`` (no torch: the one atomic write, the sweep loader ``load_sweep``,
+  ``result_path``, ``run_id``, ``sweep_runs``, ``read_result``, run claims, provenance),
+  ``training.data`` (offline corpora, vocabulary, deterministic batches),
+  ``training.baselines`` (n-gram losses), ``training.train`` (the loop), ``training.runs``
+  (one run measured through training), ``training.sweep`` (grids of runs over any executor),
+  ``training.engines`` (local, Dask and SLURM executors)
+* ``book``: ``book.evidence`` (every value a verdict reads, declared once, and the glue that
+  writes it), ``book.ledger`` (the claims and their rules), ``book.preregistration`` (the
+  rules' fingerprints), ``book.findings``, ``book.plots`` (the book's figure kinds)
+* ``analysis``: ``analysis.training_analysis`` (stored sweeps and the analysis the training
+  chapters rest on), ``analysis.pretrained_analysis`` (Chapter 9: the pretrained models'
+  measurements and their exponent reports), ``analysis.depthcost`` (skip and removal costs),
+  ``analysis.front`` (the front of trained Pre-LN and its predictions), ``analysis.recheck``
+  (a stored run re-run live), ``analysis.training_claims``
+* ``cli``: ``__main__`` (the command line, also the ``resdecay`` console script: routes
+  ``train``, ``sweep``, ``measure``, ``depth-cost``, ``prepare-models``, ``prepare-corpus``;
+  ``--version`` prints :data:`__version__`), ``cli.measure``, ``cli.depth_cost``
+
+Old flat module -> new module (issue 21; ``tools/migrate_imports.py`` rewrites imports)::
+
+    _checks -> checks                       data -> training.data
+    theory -> maths.theory                  baselines -> training.baselines
+    gaussian -> maths.gaussian              train -> training.train (TrainConfig: training.config)
+    stats -> stats.inference                runs -> training.runs (RunPlan: training.config;
+    fit -> stats.fit                            code_version, library_versions, machine,
+    models -> nn.models (GPTConfig,             cpu_model, cpu_capability: training.store)
+        MAX_SIZES: nn.config)               sweep -> training.sweep (load_sweep, sweep_runs, run_id,
+    probe -> nn.probe                           result_path, read_result, plan_of,
+    evaluation -> nn.evaluation                 write_json_atomic, claim: training.store;
+    pretrained -> nn.pretrained                 local_executor: training.engines)
+    quantise -> nn.quantise                 engines -> training.engines
+    device -> nn.device                     evidence, ledger, preregistration, findings,
+    results -> analysis.training_analysis       plots -> book.<same name>
+        (rho, convention, reference_exponent, realmodels -> analysis.pretrained_analysis
+        halves, half_ratio: stats.exponents)    (the depth-cost command: cli.depth_cost)
+    front -> analysis.front (FRONT_BLOCKS,  depthcost, recheck, training_claims
+        TAIL_BLOCKS: stats.exponents)           -> analysis.<same name>
+    data.cache_dir -> nn.device.cache_dir   measure_cli -> cli.measure
+
+Nothing is re-exported under an old name.
 """
 __version__ = "0.1.0"

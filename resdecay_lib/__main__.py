@@ -16,7 +16,7 @@ from pathlib import Path
 from . import __version__
 
 #: modules that contribute sub-commands (each defines ``register_cli``)
-COMMAND_MODULES: tuple[str, ...] = ("data", "runs", "sweep", "measure_cli", "realmodels")
+COMMAND_MODULES: tuple[str, ...] = ("training.data", "training.runs", "training.sweep", "cli.measure", "cli.depth_cost")
 
 #: the console script's name ([project.scripts] in pyproject.toml)
 SCRIPT = "resdecay"
@@ -34,8 +34,8 @@ class _Parser(argparse.ArgumentParser):
 def _describe_train_options(parser: argparse.ArgumentParser) -> None:
     """``train --help``: each TrainConfig option's valid values (its declared domain) and
     default, and for ``--arch`` the placements of the models registry."""
-    from .models import ARCHS
-    from .train import TrainConfig
+    from .nn.models import ARCHS
+    from .training.config import TrainConfig
     defaults = {f.name: f.default for f in dataclasses.fields(TrainConfig)}
     for action in parser._actions:
         name = action.dest
@@ -43,7 +43,7 @@ def _describe_train_options(parser: argparse.ArgumentParser) -> None:
             continue
         if name == "arch":
             action.metavar = "ARCH"
-            action.help = (f"the norm placement, one of {', '.join(ARCHS)} (resdecay_lib.models.ARCHS); "
+            action.help = (f"the norm placement, one of {', '.join(ARCHS)} (resdecay_lib.nn.models.ARCHS); "
                            f"default {defaults[name]!r}")
         else:
             action.help = f"{TrainConfig.DOMAINS[name].describe()}; default {defaults[name]!r}"

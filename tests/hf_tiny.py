@@ -1,5 +1,5 @@
 """Tiny random Hugging Face models and a tokenizer trained here (no download), shared by the
-tests of resdecay_lib.pretrained and resdecay_lib.depthcost."""
+tests of resdecay_lib.nn.pretrained and resdecay_lib.analysis.depthcost."""
 import pytest
 import torch
 

@@ -19,11 +19,15 @@ import torch
 
 import tempfile
 
-from resdecay_lib import (baselines, data, device, evaluation, fit, gaussian, ledger, models, plots,
-                          pretrained, probe, quantise, results, runs, stats, sweep, theory)
+from resdecay_lib.training import baselines, data, runs, sweep
+from resdecay_lib.nn import device, evaluation, models, pretrained, probe, quantise
+from resdecay_lib.stats import fit, inference as stats
+from resdecay_lib.maths import gaussian, theory
+from resdecay_lib.book import ledger, plots
+from resdecay_lib.analysis import training_analysis as results
 from resdecay_lib.__main__ import main
-from resdecay_lib.runs import RunPlan
-from resdecay_lib.train import TrainConfig
+from resdecay_lib.training.config import RunPlan
+from resdecay_lib.training.config import TrainConfig
 
 ROOT = Path(__file__).resolve().parents[1]
 NAN, INF = float("nan"), float("inf")
@@ -438,7 +442,8 @@ CASES += [
 ]
 
 # issue 20: what the fuzz found, one row per class of bad input
-from resdecay_lib import depthcost, realmodels, train  # noqa: E402
+from resdecay_lib.analysis import depthcost, pretrained_analysis as realmodels
+from resdecay_lib.training import train  # noqa: E402
 
 _PRE = pretrained.Pretrained("tiny", MODEL, None, list(MODEL.blocks), MODEL)
 _COST = depthcost.RemovalCost("next_token", ((1,), (2,), (3,), (4,)), np.array([2.0, 2.1, 1.9]),
@@ -464,7 +469,7 @@ CASES += [
      "level", UNIT),
     ("ranking_scores/change", depthcost.ranking_scores, {}, "change", ["abc", None, {"omega_sq": np.ones((2, 3))}]),
     ("stream_parts/model", models.stream_parts, {}, "model", NOT_OBJECTS),
-    ("recheck/plan", __import__("resdecay_lib.recheck").recheck.first_interval,
+    ("recheck/plan", __import__("resdecay_lib.analysis.recheck").analysis.recheck.first_interval,
      {"stored": {"config": {}, "checkpoints": []}}, "plan", NOT_OBJECTS),
     # names that would leave their root
     ("store_path/model", realmodels.store_path, {"root": TMP, "text": "pydoc"}, "model",
@@ -501,7 +506,7 @@ CASES += [
 #: whose valid call would train, load the corpus or change global state: not called valid
 NO_VALID_CALL = {runs.run_result, data.load_corpus, device.manual_seed_all, quantise.quantize_q4_1_,
                  train.train, sweep.run_sweep, depthcost.skip_costs, depthcost.reader_gains,
-                 __import__("resdecay_lib.recheck").recheck.first_interval, depthcost.predicts_cost}
+                 __import__("resdecay_lib.analysis.recheck").analysis.recheck.first_interval, depthcost.predicts_cost}
 
 
 def _cases():
@@ -770,7 +775,7 @@ def test_a_str_dict_or_none_where_a_library_object_goes_is_a_type_error_naming_t
              (lambda: depthcost.reader_gains(bad), "pre", "a Pretrained"),
              (lambda: depthcost.noise_band(bad), "curve", "a RemovalCost"),
              (lambda: depthcost.skip_trend(bad), "skip", "a RemovalCost"),
-             (lambda: models.stream_parts(bad), "model", "a model of resdecay_lib.models")]
+             (lambda: models.stream_parts(bad), "model", "a model of resdecay_lib.nn.models")]
     for call, name, what in calls:
         with pytest.raises(TypeError, match=f"^{name} must be {what}"):
             call()

@@ -12,7 +12,9 @@ from pathlib import Path
 import pytest
 import torch
 
-from resdecay_lib import __version__, probe, pretrained, train as T
+from resdecay_lib import __version__
+from resdecay_lib.nn import probe, pretrained
+from resdecay_lib.training import train as T
 from resdecay_lib.__main__ import main
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -47,7 +49,7 @@ def test_the_installed_resdecay_script_runs_and_names_itself_in_errors():
 
 
 def test_train_help_shows_each_options_range_and_default_and_the_valid_arch_values(capsys):
-    from resdecay_lib.models import ARCHS
+    from resdecay_lib.nn.models import ARCHS
     text = _help(["train", "--help"], capsys)
     for f in dataclasses.fields(T.TrainConfig):
         if f.name != "arch":
@@ -149,7 +151,7 @@ def _cfg_of(argv):
 
 
 def test_a_run_resumed_from_its_checkpoint_says_resumed_from_step_n(tmp_path, capsys):
-    from resdecay_lib import runs
+    from resdecay_lib.training import runs
     ck, cfg, plan = tmp_path / "run.pt", _cfg_of(TRAIN), runs.RunPlan((0, 2, 4))
     runs.run_result(cfg, plan, checkpoint=ck, stop_at=2, progress=False)     # a run stopped at step 2
     assert "resumed" not in capsys.readouterr().err
@@ -186,7 +188,7 @@ def test_a_sweep_prints_its_output_folder_first_and_a_table_of_runs_status_and_f
 
 
 def test_the_tiny_config_is_a_sweep_of_two_placements_at_depths_2_and_4_of_width_32():
-    from resdecay_lib import sweep as S
+    from resdecay_lib.training import sweep as S
     spec = S.load_sweep(ROOT / "configs" / "tiny.toml")
     runs = S.sweep_runs(spec)
     assert sorted((c.arch, c.n_layer) for c in runs) == [("post_ln", 2), ("post_ln", 4), ("pre_ln", 2), ("pre_ln", 4)]

@@ -1,4 +1,4 @@
-"""Tests of resdecay_lib.data: the corpora, the vocabulary and the batches."""
+"""Tests of resdecay_lib.training.data: the corpora, the vocabulary and the batches."""
 import hashlib
 import shutil
 import subprocess
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from resdecay_lib import data
+from resdecay_lib.training import data
 
 
 def test_shakespeare_text_passes_its_pinned_checksum():

@@ -1,4 +1,4 @@
-"""Tests of resdecay_lib.depthcost (skipping and removing blocks, rankings) on tiny random
+"""Tests of resdecay_lib.analysis.depthcost (skipping and removing blocks, rankings) on tiny random
 Hugging Face models built here, and of the probe's metrics the rankings read."""
 import math
 
@@ -8,9 +8,9 @@ import torch
 
 transformers = pytest.importorskip("transformers")
 
-from resdecay_lib import depthcost as D  # noqa: E402
-from resdecay_lib import pretrained as P  # noqa: E402
-from resdecay_lib import probe  # noqa: E402
+from resdecay_lib.analysis import depthcost as D  # noqa: E402
+from resdecay_lib.nn import pretrained as P  # noqa: E402
+from resdecay_lib.nn import probe  # noqa: E402
 from hf_tiny import TEXT, tiny, tiny_tokenizer  # noqa: E402
 
 
@@ -195,7 +195,7 @@ def test_skip_trend_is_minus_one_when_later_blocks_cost_less_and_leaves_block_1_
 
 
 def test_the_chapter_9_figure_kinds_draw_one_panel_per_model_and_reject_empty_input():
-    from resdecay_lib import plots
+    from resdecay_lib.book import plots
     k = np.arange(1, 7)
     fig = plots.skip_costs({"a": (k, np.array([3, 0.1, -0.01, 0.2, 0.1, 1.0]), np.full(6, 0.05), "nats"),
                             "b": (k, np.ones(6), np.full(6, 0.1), "1 - cos")})

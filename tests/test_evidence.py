@@ -12,8 +12,8 @@ import re
 import numpy as np
 import pytest
 
-from resdecay_lib import evidence as E
-from resdecay_lib import ledger
+from resdecay_lib.book import evidence as E
+from resdecay_lib.book import ledger
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 CHAPTERS = ROOT / "chapters"
@@ -48,18 +48,18 @@ def test_every_declared_evidence_is_glued_whole_by_its_chapter():
 
 
 def test_every_declared_name_is_written_out_in_its_chapter_and_in_the_declarations():
-    declarations = (ROOT / "resdecay_lib" / "evidence.py").read_text()
+    declarations = (ROOT / "resdecay_lib" / "book" / "evidence.py").read_text()
     for decl in E.DECLARED.values():
         assert f'"{decl.name}"' in declarations
         source = "".join("".join(c["source"]) for c in
                          json.loads((CHAPTERS / f"{decl.chapter}.ipynb").read_text())["cells"]
                          if c["cell_type"] == "code")
         if decl.by_seed_set:
-            # computed once for every seed set by resdecay_lib.training_claims, which refers to the
+            # computed once for every seed set by resdecay_lib.analysis.training_claims, which refers to the
             # declaration by its Python name; the name itself is the declaration's and the prose's
             attr = next(a for a, v in vars(E).items() if a != "DECLARED" and a.isupper()
                         and (v is decl or (isinstance(v, dict) and any(x is decl for x in v.values()))))
-            assert f"E.{attr}" in (ROOT / "resdecay_lib" / "training_claims.py").read_text(), decl.name
+            assert f"E.{attr}" in (ROOT / "resdecay_lib" / "analysis" / "training_claims.py").read_text(), decl.name
             continue
         assert re.search(rf'"{decl.name}(_lo|_hi|_se)?"', source), \
             f"{decl.name} is not written out in a code cell of {decl.chapter}"
@@ -68,7 +68,7 @@ def test_every_declared_name_is_written_out_in_its_chapter_and_in_the_declaratio
 def test_the_ledger_spells_no_evidence_name_in_its_code():
     """Names are written once, in evidence.py; the ledger's code refers to the declarations
     (docstrings may name them for the reader)."""
-    tree = ast.parse((ROOT / "resdecay_lib" / "ledger.py").read_text())
+    tree = ast.parse((ROOT / "resdecay_lib" / "book" / "ledger.py").read_text())
     docstrings = {id(n.body[0].value) for n in ast.walk(tree)
                   if isinstance(n, (ast.Module, ast.FunctionDef, ast.ClassDef)) and n.body
                   and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}

@@ -9,7 +9,7 @@ sys.path.insert(0, str(ROOT / "tools"))
 
 import findings as tool  # noqa: E402  (tools/findings.py)
 
-from resdecay_lib import findings, ledger  # noqa: E402
+from resdecay_lib.book import findings, ledger  # noqa: E402
 
 
 def test_readme_states_the_findings_the_stored_evidence_gives():

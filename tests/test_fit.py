@@ -1,8 +1,8 @@
-"""Power-law fits with bootstrap intervals (resdecay_lib.fit)."""
+"""Power-law fits with bootstrap intervals (resdecay_lib.stats.fit)."""
 import numpy as np
 import pytest
 
-from resdecay_lib.fit import loglog_slope, power_law
+from resdecay_lib.stats.fit import loglog_slope, power_law
 
 
 def noisy(p, S=60, K=12, sd=0.1, seed=0):

@@ -1,10 +1,11 @@
-"""resdecay_lib.front: the models past the front, the window slopes, the shifted law."""
+"""resdecay_lib.analysis.front: the models past the front, the window slopes, the shifted law."""
 import math
 
 import numpy as np
 import pytest
 
-from resdecay_lib import front, theory
+from resdecay_lib.analysis import front
+from resdecay_lib.maths import theory
 
 
 def _gram(front_var=(0.04, 25.0, 7.0, 2.0), bulk=1.3, L=24, last=5.0, align=0.0):

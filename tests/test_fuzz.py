@@ -1,7 +1,7 @@
 """Property-based fuzz of the public functions, drawn from their declared domains.
 
 Each public function of the checked modules declares its parameters' valid values once
-(``resdecay_lib._checks``: ``@accepts(...)``, a class's ``DOMAINS``); :data:`DECLARED` lists
+(``resdecay_lib.checks``: ``@accepts(...)``, a class's ``DOMAINS``); :data:`DECLARED` lists
 them. From each domain hypothesis draws values outside it (wrong kinds, NaN and infinities,
 values past each bound, names that leave their folder, empty paths, token ids, shapes) and
 calls the function with every other argument valid; it must raise ``ValueError`` or
@@ -34,13 +34,18 @@ hypothesis = pytest.importorskip("hypothesis")
 from hypothesis import HealthCheck, assume, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from resdecay_lib import (_checks as C, baselines, data, depthcost, engines, evaluation, models,  # noqa: E402
-                          pretrained, probe, quantise, realmodels, recheck, runs, stats, sweep, train)
+from resdecay_lib import checks as C  # noqa: E402
+from resdecay_lib.training import baselines, data, engines, runs, store, sweep, train  # noqa: E402
+from resdecay_lib.training import config as train_config  # noqa: E402
+from resdecay_lib.nn import config as nn_config  # noqa: E402
+from resdecay_lib.analysis import depthcost, pretrained_analysis as realmodels, recheck  # noqa: E402
+from resdecay_lib.nn import evaluation, models, pretrained, probe, quantise  # noqa: E402
+from resdecay_lib.stats import inference as stats  # noqa: E402
 from resdecay_lib.__main__ import main  # noqa: E402
 
 #: the modules whose public functions declare their domains
 MODULES = (baselines, data, depthcost, engines, evaluation, models, pretrained, probe, quantise, realmodels,
-           recheck, runs, stats, sweep, train)
+           recheck, runs, stats, sweep, train, store, train_config, nn_config)
 
 #: public names that declare no domain, and why
 NO_DOMAIN = {
@@ -58,6 +63,8 @@ NO_DOMAIN = {
     "CharVocab": "made from a text (from_text is declared)",
     "vocab_size_of": "accepts any object (None when it has no vocabulary)",
     "family_markdown": "formats run_family's results", "check_scheduler": "checks a string itself",
+    "replacing": "a context manager over a path, for write_atomic (declared) and the checkpoints",
+    "pid_alive": "any process id: os.kill's own check", "validate_config": "checks a GPTConfig (its DOMAINS)",
     "gram": "checks its one argument inline (a tensor or an array, [L+1, B, T, D] or [L+1, B, D])",
     **{b: "a block, made by GPT from a validated GPTConfig" for b in (
         "PreLNBlock", "PostLNBlock", "PeriLNBlock", "ResiDualBlock", "LNScalingBlock", "DeepNormBlock",
@@ -118,141 +125,142 @@ HF_LIKE = _ByInputIds(MODEL)
 #: and free of side effects beyond TMP, so the in-domain fuzz runs it)
 EXAMPLES = {
     # baselines
-    "baselines.ngram_loss": (dict(train=np.arange(20) % 3, val=np.arange(10) % 3, n=2, vocab_size=3, alpha=0.1), True),
-    "baselines.ngram_losses": (dict(corpus=CORPUS, orders=(1, 2), alpha=0.1), True),
+    "training.baselines.ngram_loss": (dict(train=np.arange(20) % 3, val=np.arange(10) % 3, n=2, vocab_size=3, alpha=0.1), True),
+    "training.baselines.ngram_losses": (dict(corpus=CORPUS, orders=(1, 2), alpha=0.1), True),
     # data
-    "data.CharVocab.encode": (dict(self=VOCAB, text="abd"), True),
-    "data.CharVocab.from_text": (dict(cls=data.CharVocab, text="abc"), True),
-    "data.CharVocab.load": (dict(cls=data.CharVocab, path=TMP / "vocab.json"), False),
-    "data.CharVocab.save": (dict(self=VOCAB, path=TMP / "vocab.json"), False),
-    "data.eval_windows": (dict(tokens=TOKENS, n_windows=2, block_size=8), True),
-    "data.train_batch": (dict(tokens=TOKENS, step=0, batch_size=2, block_size=8, seed=0), True),
-    "data.fetch_shakespeare": (dict(cache=TMP / "cache", requirements=TMP / "no_requirements.txt"), False),
-    "data.shakespeare_text": (dict(cache=TMP / "cache"), False),
-    "data.prepare_corpus": (dict(cache=TMP / "cache", requirements=TMP / "no_requirements.txt"), False),
-    "data.load_corpus": (dict(name="pydoc", cache=TMP / "cache"), False),
+    "training.data.CharVocab.encode": (dict(self=VOCAB, text="abd"), True),
+    "training.data.CharVocab.from_text": (dict(cls=data.CharVocab, text="abc"), True),
+    "training.data.CharVocab.load": (dict(cls=data.CharVocab, path=TMP / "vocab.json"), False),
+    "training.data.CharVocab.save": (dict(self=VOCAB, path=TMP / "vocab.json"), False),
+    "training.data.eval_windows": (dict(tokens=TOKENS, n_windows=2, block_size=8), True),
+    "training.data.train_batch": (dict(tokens=TOKENS, step=0, batch_size=2, block_size=8, seed=0), True),
+    "training.data.fetch_shakespeare": (dict(cache=TMP / "cache", requirements=TMP / "no_requirements.txt"), False),
+    "training.data.shakespeare_text": (dict(cache=TMP / "cache"), False),
+    "training.data.prepare_corpus": (dict(cache=TMP / "cache", requirements=TMP / "no_requirements.txt"), False),
+    "training.data.load_corpus": (dict(name="pydoc", cache=TMP / "cache"), False),
     # depthcost
-    "depthcost.RemovalCost": (dict(kind=COST.kind, sets=COST.sets, base=COST.base, value=COST.value), True),
-    "depthcost.cost_kind": (dict(pre=PRE), False),
-    "depthcost.removal_costs": (dict(pre=PRE, inputs={"input_ids": X}, mask=torch.ones_like(X), sets=[(1,)],
+    "analysis.depthcost.RemovalCost": (dict(kind=COST.kind, sets=COST.sets, base=COST.base, value=COST.value), True),
+    "analysis.depthcost.cost_kind": (dict(pre=PRE), False),
+    "analysis.depthcost.removal_costs": (dict(pre=PRE, inputs={"input_ids": X}, mask=torch.ones_like(X), sets=[(1,)],
                                      batch_size=2, progress=False), False),
-    "depthcost.skip_costs": (dict(pre=PRE, inputs={"input_ids": X}, mask=torch.ones_like(X), batch_size=2,
+    "analysis.depthcost.skip_costs": (dict(pre=PRE, inputs={"input_ids": X}, mask=torch.ones_like(X), batch_size=2,
                                   progress=False), False),
-    "depthcost.ranking_scores": (dict(change=probe.layer_change(STREAM)), True),
-    "depthcost.nested_sets": (dict(importance=[0.3, 0.1, 0.2, 0.4], n_max=2), True),
-    "depthcost.gromov_sets": (dict(distances=DIST, n_max=2), True),
-    "depthcost.predicts_cost": (dict(scores=SCORES, skip=COST, n_boot=100, level=0.9, seed=0,
+    "analysis.depthcost.ranking_scores": (dict(change=probe.layer_change(STREAM)), True),
+    "analysis.depthcost.nested_sets": (dict(importance=[0.3, 0.1, 0.2, 0.4], n_max=2), True),
+    "analysis.depthcost.gromov_sets": (dict(distances=DIST, n_max=2), True),
+    "analysis.depthcost.predicts_cost": (dict(scores=SCORES, skip=COST, n_boot=100, level=0.9, seed=0,
                                      reference="change"), True),
-    "depthcost.skip_trend": (dict(skip=COST, k_min=2, n_boot=100, level=0.9, seed=0), True),
-    "depthcost.noise_band": (dict(curve=COST, z=2.0), True),
-    "depthcost.leaves_noise_band": (dict(curve=COST, z=2.0), True),
-    "depthcost.reader_gains": (dict(pre=PRE), False),
+    "analysis.depthcost.skip_trend": (dict(skip=COST, k_min=2, n_boot=100, level=0.9, seed=0), True),
+    "analysis.depthcost.noise_band": (dict(curve=COST, z=2.0), True),
+    "analysis.depthcost.leaves_noise_band": (dict(curve=COST, z=2.0), True),
+    "analysis.depthcost.reader_gains": (dict(pre=PRE), False),
     # engines
-    "engines.check_slurm": (dict(table={"timeout_min": 5}, where="the sweep"), True),
-    "engines.open_executor": (dict(engine="local", workers=1, scheduler=None, spec=None, root=TMP,
+    "training.engines.check_slurm": (dict(table={"timeout_min": 5}, where="the sweep"), True),
+    "training.engines.open_executor": (dict(engine="local", workers=1, scheduler=None, spec=None, root=TMP,
                                    connect_timeout=10.0, slurm_cluster=None), False),
     # evaluation
-    "evaluation.sig": (dict(a=[1.23456, 2.0], digits=3), True),
-    "evaluation.window_losses": (dict(model=MODEL, x=X, y=X, chunk=2), True),
-    "evaluation.evaluate": (dict(model=MODEL, x=X, y=X), True),
-    "evaluation.ablation_losses": (dict(model=MODEL, x=X, y=X), True),
+    "nn.evaluation.sig": (dict(a=[1.23456, 2.0], digits=3), True),
+    "nn.evaluation.window_losses": (dict(model=MODEL, x=X, y=X, chunk=2), True),
+    "nn.evaluation.evaluate": (dict(model=MODEL, x=X, y=X), True),
+    "nn.evaluation.ablation_losses": (dict(model=MODEL, x=X, y=X), True),
     # models
-    "models.GPTConfig": (dict(arch="pre_ln", n_layer=1, d_model=8, n_head=2, vocab_size=5, block_size=4), True),
-    "models.build": (dict(arch="pre_ln", n_layer=1, d_model=8, n_head=2, vocab_size=5, block_size=4, seed=0,
+    "nn.config.GPTConfig": (dict(arch="pre_ln", n_layer=1, d_model=8, n_head=2, vocab_size=5, block_size=4), True),
+    "nn.models.build": (dict(arch="pre_ln", n_layer=1, d_model=8, n_head=2, vocab_size=5, block_size=4, seed=0,
                           device="cpu"), True),
-    "models.check_token_ids": (dict(name="ids", ids=X, vocab_size=5), True),
-    "models.next_token_loss": (dict(logits=torch.zeros(2, 3, 5), targets=torch.zeros(2, 3, dtype=torch.long)), True),
-    "models.stream_parts": (dict(model=MODEL), True),
+    "nn.models.check_token_ids": (dict(name="ids", ids=X, vocab_size=5), True),
+    "nn.models.next_token_loss": (dict(logits=torch.zeros(2, 3, 5), targets=torch.zeros(2, 3, dtype=torch.long)), True),
+    "nn.models.stream_parts": (dict(model=MODEL), True),
     # pretrained
-    "pretrained.blocks_of": (dict(model=MODEL), False),
-    "pretrained.sublayer_points": (dict(block=MODEL.blocks[0]), False),
-    "pretrained.load": (dict(name_or_folder=TMP / "no_model", progress=False), False),
-    "pretrained.load_local": (dict(folder=TMP / "no_model", placement="pre_ln"), False),
-    "pretrained.load_packaged": (dict(name="smollm2-135m", progress=False), False),
-    "pretrained.sample_inputs": (dict(tokenizer=_Words(), text=TEXT, n_seq=2, n_tokens=5, exclude_first=True), True),
+    "nn.pretrained.blocks_of": (dict(model=MODEL), False),
+    "nn.pretrained.sublayer_points": (dict(block=MODEL.blocks[0]), False),
+    "nn.pretrained.load": (dict(name_or_folder=TMP / "no_model", progress=False), False),
+    "nn.pretrained.load_local": (dict(folder=TMP / "no_model", placement="pre_ln"), False),
+    "nn.pretrained.load_packaged": (dict(name="smollm2-135m", progress=False), False),
+    "nn.pretrained.sample_inputs": (dict(tokenizer=_Words(), text=TEXT, n_seq=2, n_tokens=5, exclude_first=True), True),
     # probe
-    "probe.exponent": (dict(change=probe.layer_change(torch.randn(7, 3, 2, 8, generator=torch.Generator().manual_seed(1))),
+    "nn.probe.exponent": (dict(change=probe.layer_change(torch.randn(7, 3, 2, 8, generator=torch.Generator().manual_seed(1))),
                             k_min=2, k_max=None, level=0.9, embedding_counted=True, n_boot=100, seed=0), True),
-    "probe.residual_stream": (dict(model=MODEL, inputs=X, blocks=None, exit_module=None), True),
-    "probe.sublayer_stream": (dict(model=MODEL, inputs=X), True),
-    "probe.measure": (dict(model=HF_LIKE, inputs={"input_ids": X}, batch_size=2, progress=False, desc="m"), True),
-    "probe.measure_sublayers": (dict(model=HF_LIKE, inputs={"input_ids": X}, mask=None, blocks=list(MODEL.blocks),
+    "nn.probe.residual_stream": (dict(model=MODEL, inputs=X, blocks=None, exit_module=None), True),
+    "nn.probe.sublayer_stream": (dict(model=MODEL, inputs=X), True),
+    "nn.probe.measure": (dict(model=HF_LIKE, inputs={"input_ids": X}, batch_size=2, progress=False, desc="m"), True),
+    "nn.probe.measure_sublayers": (dict(model=HF_LIKE, inputs={"input_ids": X}, mask=None, blocks=list(MODEL.blocks),
                                      points=[b.resid_mid for b in MODEL.blocks], batch_size=2, progress=False,
                                      desc="m"), True),
-    "probe.batches": (dict(inputs={"input_ids": X}, batch_size=2), True),
-    "probe.progress_bar": (dict(it=[1, 2], total=2, desc="d", progress=False), True),
-    "probe.layer_change": (dict(stream=STREAM, eps=1e-5), True),
-    "probe.block_grad_norms": (dict(model=MODEL, idx=X), True),
-    "probe.measure_zoo": (dict(model=MODEL, x=X), True),
-    "probe.rms_change": (dict(stream=STREAM, eps=1e-6, normalise=True), True),
-    "probe.angular_distances": (dict(stream=STREAM), True),
-    "probe.profile_at_init": (dict(arch="pre_ln", seeds=[0], tokens={0: X}, n_layer=1, d_model=8, n_head=2,
+    "nn.probe.batches": (dict(inputs={"input_ids": X}, batch_size=2), True),
+    "nn.probe.progress_bar": (dict(it=[1, 2], total=2, desc="d", progress=False), True),
+    "nn.probe.layer_change": (dict(stream=STREAM, eps=1e-5), True),
+    "nn.probe.block_grad_norms": (dict(model=MODEL, idx=X), True),
+    "nn.probe.measure_zoo": (dict(model=MODEL, x=X), True),
+    "nn.probe.rms_change": (dict(stream=STREAM, eps=1e-6, normalise=True), True),
+    "nn.probe.angular_distances": (dict(stream=STREAM), True),
+    "nn.probe.profile_at_init": (dict(arch="pre_ln", seeds=[0], tokens={0: X}, n_layer=1, d_model=8, n_head=2,
                                    vocab_size=5, block_size=4, init_std=0.02), False),
-    "probe.output_change_at_init": (dict(depths=[1], seeds=[0], tokens={0: X}, d_model=8, n_head=2, vocab_size=5,
+    "nn.probe.output_change_at_init": (dict(depths=[1], seeds=[0], tokens={0: X}, d_model=8, n_head=2, vocab_size=5,
                                          block_size=4, seed_offset=0), False),
     # quantise
-    "quantise.relative_weight_change": (dict(model=torch.nn.Linear(32, 2), reference=torch.nn.Linear(32, 2)), True),
-    "quantise.q4_1_roundtrip": (dict(weight=torch.randn(2, 32, generator=torch.Generator().manual_seed(0)),
+    "nn.quantise.relative_weight_change": (dict(model=torch.nn.Linear(32, 2), reference=torch.nn.Linear(32, 2)), True),
+    "nn.quantise.q4_1_roundtrip": (dict(weight=torch.randn(2, 32, generator=torch.Generator().manual_seed(0)),
                                      block=32, offset=0), True),
-    "quantise.quantize_q4_1_": (dict(model=torch.nn.Linear(32, 2), block=32, offset=0), False),
+    "nn.quantise.quantize_q4_1_": (dict(model=torch.nn.Linear(32, 2), block=32, offset=0), False),
     # realmodels
-    "realmodels.store_path": (dict(root=TMP, model="smollm2-135m", text="pydoc"), True),
+    "analysis.pretrained_analysis.store_path": (dict(root=TMP, model="smollm2-135m", text="pydoc"), True),
     # recheck (would train: out-of-domain only)
-    "recheck.first_interval": (dict(stored={"config": dataclasses.asdict(CFG), "checkpoints": []},
+    "analysis.recheck.first_interval": (dict(stored={"config": dataclasses.asdict(CFG), "checkpoints": []},
                                     plan=runs.RunPlan((0, 4))), False),
-    "recheck.whole_run_ablation": (dict(stored={"config": dataclasses.asdict(CFG), "checkpoints": []},
+    "analysis.recheck.whole_run_ablation": (dict(stored={"config": dataclasses.asdict(CFG), "checkpoints": []},
                                         plan=runs.RunPlan((0, 4))), False),
     # runs
-    "runs.RunPlan": (dict(measure_steps=(0, 2, 4), eval_every=2), True),
-    "runs.RunPlan.default_measure_steps": (dict(steps=100), True),
-    "runs.RunPlan.resolve": (dict(self=runs.RunPlan(), steps=100), True),
-    "runs.convergence": (dict(curve=CURVE, steps=12, window=0.2, tol=0.03), True),
-    "runs.flops_per_step": (dict(model=MODEL, cfg=CFG), True),
-    "runs.machine": (dict(device="cpu"), False),
-    "runs.provenance": (dict(cfg=CFG, code="git:fuzz"), False),
-    "runs.run_result": (dict(cfg=CFG, plan=runs.RunPlan((0, 4)), checkpoint=None, progress=False, stop_at=None,
+    "training.config.RunPlan": (dict(measure_steps=(0, 2, 4), eval_every=2), True),
+    "training.config.RunPlan.default_measure_steps": (dict(steps=100), True),
+    "training.config.RunPlan.resolve": (dict(self=runs.RunPlan(), steps=100), True),
+    "training.runs.convergence": (dict(curve=CURVE, steps=12, window=0.2, tol=0.03), True),
+    "training.runs.flops_per_step": (dict(model=MODEL, cfg=CFG), True),
+    "training.store.machine": (dict(device="cpu"), False),
+    "training.runs.provenance": (dict(cfg=CFG, code="git:fuzz"), False),
+    "training.runs.run_result": (dict(cfg=CFG, plan=runs.RunPlan((0, 4)), checkpoint=None, progress=False, stop_at=None,
                              code="git:fuzz"), False),
     # stats
-    "stats.t_cdf": (dict(t=1.0, df=3.0), True),
-    "stats.t_quantile": (dict(p=0.9, df=3.0), True),
-    "stats.t_interval": (dict(values=[1.0, 2.0, 3.5], level=0.95), True),
-    "stats.equivalent": (dict(values=[1.0, 2.0, 3.5], reference=2.0, margin=1.0, alpha=0.05), True),
-    "stats.within_margin": (dict(lo=0.9, hi=1.1, ref=1.0, margin=0.2), True),
-    "stats.outside_margin": (dict(lo=0.9, hi=1.1, ref=1.0, margin=0.2), True),
-    "stats.margin_verdict": (dict(lo=0.9, hi=1.1, ref=1.0, margin=0.2), True),
-    "stats.bonferroni": (dict(alpha=0.05, m=3), True),
-    "stats.Family": (dict(m=3, alpha=0.05), True),
-    "stats.Replicates.__init__": (dict(values=[1.0, 2.0, 3.5]), True),
-    "stats.Replicates.interval": (dict(self=R, level=0.9), True),
-    "stats.Claim": (dict(text="t", kind="equivalent", x=R, ref=2.0, margin=1.0), True),
-    "stats.run_family": (dict(claims=[CLAIM], alpha=0.05), True),
-    "stats.z_check": (dict(z=[1.0, -2.0], alpha=0.01), True),
-    "stats.spearman": (dict(x=[1.0, 2.0, 3.0, 4.0], y=[1.0, 3.0, 2.0, 5.0]), True),
+    "stats.inference.t_cdf": (dict(t=1.0, df=3.0), True),
+    "stats.inference.t_quantile": (dict(p=0.9, df=3.0), True),
+    "stats.inference.t_interval": (dict(values=[1.0, 2.0, 3.5], level=0.95), True),
+    "stats.inference.equivalent": (dict(values=[1.0, 2.0, 3.5], reference=2.0, margin=1.0, alpha=0.05), True),
+    "stats.inference.within_margin": (dict(lo=0.9, hi=1.1, ref=1.0, margin=0.2), True),
+    "stats.inference.outside_margin": (dict(lo=0.9, hi=1.1, ref=1.0, margin=0.2), True),
+    "stats.inference.margin_verdict": (dict(lo=0.9, hi=1.1, ref=1.0, margin=0.2), True),
+    "stats.inference.bonferroni": (dict(alpha=0.05, m=3), True),
+    "stats.inference.Family": (dict(m=3, alpha=0.05), True),
+    "stats.inference.Replicates.__init__": (dict(values=[1.0, 2.0, 3.5]), True),
+    "stats.inference.Replicates.interval": (dict(self=R, level=0.9), True),
+    "stats.inference.Claim": (dict(text="t", kind="equivalent", x=R, ref=2.0, margin=1.0), True),
+    "stats.inference.run_family": (dict(claims=[CLAIM], alpha=0.05), True),
+    "stats.inference.z_check": (dict(z=[1.0, -2.0], alpha=0.01), True),
+    "stats.inference.spearman": (dict(x=[1.0, 2.0, 3.0, 4.0], y=[1.0, 3.0, 2.0, 5.0]), True),
     # sweep
-    "sweep.load_sweep": (dict(path_or_dict=dict(SPEC)), True),
-    "sweep.plan_of": (dict(spec=SPEC), True),
-    "sweep.sweep_runs": (dict(spec=SPEC), True),
-    "sweep.run_id": (dict(spec=SPEC, cfg=CFG), True),
-    "sweep.result_path": (dict(spec=SPEC, cfg=CFG, root=TMP), True),
-    "sweep.write_json_atomic": (dict(obj={"x": 1.0}, path=TMP / "w.json"), True),
-    "sweep.read_result": (dict(path=TMP / "absent.json", cfg=None), True),
-    "sweep.claim": (dict(claim_dir=TMP / "claims", name="run"), False),
-    "sweep.release": (dict(path=TMP / "claims" / "absent.claim"), True),
-    "sweep.run_one": (dict(spec=SPEC, cfg_dict=dataclasses.asdict(CFG), root=TMP, code="git:fuzz", progress=False),
+    "training.store.load_sweep": (dict(path_or_dict=dict(SPEC)), True),
+    "training.store.plan_of": (dict(spec=SPEC), True),
+    "training.store.sweep_runs": (dict(spec=SPEC), True),
+    "training.store.run_id": (dict(spec=SPEC, cfg=CFG), True),
+    "training.store.result_path": (dict(spec=SPEC, cfg=CFG, root=TMP), True),
+    "training.store.write_json_atomic": (dict(obj={"x": 1.0}, path=TMP / "w.json"), True),
+    "training.store.write_atomic": (dict(path=TMP / "w.txt", data="x"), True),
+    "training.store.read_result": (dict(path=TMP / "absent.json", cfg=None), True),
+    "training.store.claim": (dict(claim_dir=TMP / "claims", name="run"), False),
+    "training.store.release": (dict(path=TMP / "claims" / "absent.claim"), True),
+    "training.sweep.run_one": (dict(spec=SPEC, cfg_dict=dataclasses.asdict(CFG), root=TMP, code="git:fuzz", progress=False),
                       False),
-    "sweep.run_sweep": (dict(spec_or_path=SPEC, root=TMP, executor=None, log=print, progress=False), False),
-    "sweep.on_device": (dict(spec_or_path=SPEC, device="cpu"), True),
-    "sweep.local_executor": (dict(workers=1), False),
-    "sweep.unfinished": (dict(spec=SPEC, root=TMP, done=[]), True),
+    "training.sweep.run_sweep": (dict(spec_or_path=SPEC, root=TMP, executor=None, log=print, progress=False), False),
+    "training.sweep.on_device": (dict(spec_or_path=SPEC, device="cpu"), True),
+    "training.engines.local_executor": (dict(workers=1), False),
+    "training.sweep.unfinished": (dict(spec=SPEC, root=TMP, done=[]), True),
     # train
-    "train.TrainConfig": (dataclasses.asdict(CFG), True),
-    "train.lr_factor": (dict(step=3, cfg=CFG), True),
-    "train.train": (dict(cfg=CFG, checkpoint=None, checkpoint_every=2, stop_after=None, progress=False, model=None,
+    "training.config.TrainConfig": (dataclasses.asdict(CFG), True),
+    "training.train.lr_factor": (dict(step=3, cfg=CFG), True),
+    "training.train.train": (dict(cfg=CFG, checkpoint=None, checkpoint_every=2, stop_after=None, progress=False, model=None,
                          on_step=None, callback_steps=(), log=None), False),
-    "train.next_char_loss": (dict(model=MODEL, x=X, y=X), True),
-    "train.prepare_checkpoint": (dict(path=TMP / "ck" / "run.pt"), True),
-    "train.clean_checkpoint_temporaries": (dict(path=TMP / "ck" / "run.pt", every=False), True),
-    "train.discard_checkpoint": (dict(path=TMP / "ck" / "absent.pt"), True),
+    "training.train.next_char_loss": (dict(model=MODEL, x=X, y=X), True),
+    "training.train.prepare_checkpoint": (dict(path=TMP / "ck" / "run.pt"), True),
+    "training.train.clean_checkpoint_temporaries": (dict(path=TMP / "ck" / "run.pt", every=False), True),
+    "training.train.discard_checkpoint": (dict(path=TMP / "ck" / "absent.pt"), True),
 }
 
 
@@ -275,7 +283,8 @@ def _domains(qualname: str) -> dict:
 
 
 def _declared_here():
-    return sorted(q for q in C.DECLARED if q.split(".")[1] in {m.__name__.split(".")[-1] for m in MODULES})
+    names = {m.__name__ for m in MODULES}
+    return sorted(q for q in C.DECLARED if any(q.startswith(f"{n}.") for n in names))
 
 
 # ----------------------------------------------------------------------------- strategies

@@ -1,9 +1,9 @@
-"""The Gaussian-stream simulator (resdecay_lib.gaussian)."""
+"""The Gaussian-stream simulator (resdecay_lib.maths.gaussian)."""
 import numpy as np
 import pytest
 
-from resdecay_lib.gaussian import layer_norm, simulate
-from resdecay_lib.theory import omega_sq
+from resdecay_lib.maths.gaussian import layer_norm, simulate
+from resdecay_lib.maths.theory import omega_sq
 
 
 def test_simulate_is_reproducible_for_a_seed_and_differs_across_seeds():
@@ -45,8 +45,8 @@ def test_simulate_rejects_bad_arguments_naming_the_parameter(kwargs, name):
 
 
 # ---- Chapters 3-5: E|.|, heteroscedastic blocks, (r, c) steps, feedback streams, z_crit ----
-from resdecay_lib import gaussian  # noqa: E402
-from resdecay_lib import theory  # noqa: E402
+from resdecay_lib.maths import gaussian  # noqa: E402
+from resdecay_lib.maths import theory  # noqa: E402
 
 
 def test_sigma_of_ones_reproduces_the_default_call_bit_for_bit():

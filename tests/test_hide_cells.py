@@ -64,7 +64,7 @@ def test_set_up_and_analysis_are_folded(source, why):
 
 def test_api_names_are_what_the_notebook_imports_from_the_library():
     names = H.api_names(["import numpy as np\nfrom resdecay_lib import probe, results as R",
-                         "import resdecay_lib.ledger as L\nfrom resdecay_lib.train import load_sweep",
+                         "import resdecay_lib.book.ledger as L\nfrom resdecay_lib.training.train import load_sweep",
                          "from other import thing"])
     assert names == {"probe", "R", "L", "load_sweep"}
 

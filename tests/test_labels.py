@@ -13,7 +13,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
 import labels  # noqa: E402  (tools/labels.py)
 
-from resdecay_lib.ledger import CLAIMS  # noqa: E402
+from resdecay_lib.book.ledger import CLAIMS  # noqa: E402
 
 
 def test_labels_in_finds_every_kind_of_label():

@@ -10,8 +10,8 @@ import re
 
 import pytest
 
-from resdecay_lib import ledger
-from resdecay_lib.ledger import CLAIMS, VERDICTS, Verdict, evaluate, read_evidence
+from resdecay_lib.book import ledger
+from resdecay_lib.book.ledger import CLAIMS, VERDICTS, Verdict, evaluate, read_evidence
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 BY_ID = {c.id: c for c in CLAIMS}
@@ -110,7 +110,7 @@ def test_theorem_verdict_follows_the_small_width_evidence():
 
 
 def test_fifth_at_24_verdict_from_the_exact_ratios():
-    from resdecay_lib.theory import omega
+    from resdecay_lib.maths.theory import omega
     w = lambda k, e=False: float(omega(k, embedding_counted=e))  # noqa: E731
     ev = {"ev_fifth_ratio_seed": math.sqrt(float(ledger_omega_sq(24)) / 2.0),
           "ev_fifth_ratio_seed_k2": w(24) / w(2), "ev_fifth_ratio_embedding": w(24, True) / w(1, True),
@@ -122,7 +122,7 @@ def test_fifth_at_24_verdict_from_the_exact_ratios():
 
 
 def ledger_omega_sq(k):
-    from resdecay_lib.theory import omega_sq
+    from resdecay_lib.maths.theory import omega_sq
     return omega_sq(k)
 
 

@@ -1,11 +1,12 @@
-"""The transformer zoo (resdecay_lib.models): each placement against a hand-written forward."""
+"""The transformer zoo (resdecay_lib.nn.models): each placement against a hand-written forward."""
 import math
 
 import pytest
 import torch
 import torch.nn.functional as F
 
-from resdecay_lib.models import ARCHS, GPTConfig, build, stream_parts
+from resdecay_lib.nn.models import ARCHS, build, stream_parts
+from resdecay_lib.nn.config import GPTConfig
 
 TINY = dict(n_layer=4, d_model=16, n_head=2, vocab_size=13, block_size=8)
 
@@ -193,10 +194,10 @@ def test_cuda_agrees_with_cpu(arch):
     torch.testing.assert_close(gpu, cpu, rtol=1e-3, atol=1e-4)
 
 
-# ---- device helpers (resdecay_lib.device), which build() relies on
+# ---- device helpers (resdecay_lib.nn.device), which build() relies on
 
 def test_resolve_device_accepts_auto_cpu_and_devices_and_rejects_the_rest():
-    from resdecay_lib.device import resolve_device
+    from resdecay_lib.nn.device import resolve_device
     assert resolve_device("cpu") == torch.device("cpu")
     assert resolve_device(torch.device("cpu")) == torch.device("cpu")
     assert resolve_device("auto").type == ("cuda" if torch.cuda.is_available() else "cpu")
@@ -206,7 +207,7 @@ def test_resolve_device_accepts_auto_cpu_and_devices_and_rejects_the_rest():
 
 
 def test_pin_threads_sets_torch_threads_and_rejects_bad_counts():
-    from resdecay_lib.device import DEFAULT_THREADS, pin_threads
+    from resdecay_lib.nn.device import DEFAULT_THREADS, pin_threads
     before = torch.get_num_threads()
     try:
         assert pin_threads(1) == 1 and torch.get_num_threads() == 1
@@ -220,7 +221,7 @@ def test_pin_threads_sets_torch_threads_and_rejects_bad_counts():
 
 def test_manual_seed_all_makes_torch_and_numpy_repeat():
     import numpy as np
-    from resdecay_lib.device import manual_seed_all
+    from resdecay_lib.nn.device import manual_seed_all
     manual_seed_all(7)
     a = torch.rand(3), np.random.rand(3)
     manual_seed_all(7)

@@ -115,9 +115,9 @@ def test_page_count_is_within_ten_percent_of_its_measured_value(pdf_text):
 
 def test_figures_are_printed_at_their_size(pdf_reader):
     """Every figure is printed 1:1 (a CSS px, 0.75 pt, per pixel of its 100-dpi PNG), so a
-    figure's 9 pt text (resdecay_lib.plots.MIN_FONT_PT) is at least 9 pt on paper; a wide table
+    figure's 9 pt text (resdecay_lib.book.plots.MIN_FONT_PT) is at least 9 pt on paper; a wide table
     that made Chromium shrink every page would fail this."""
-    from resdecay_lib import plots
+    from resdecay_lib.book import plots
     placed = [(page + 1, px, pt) for page, px, pt in pdf.image_placements(pdf_reader) if px > 200]
     assert placed, "no figure found in the PDF"
     small = [(page, px, round(plots.MIN_FONT_PT * pt / px * 100 / 72, 2)) for page, px, pt in placed
@@ -126,7 +126,7 @@ def test_figures_are_printed_at_their_size(pdf_reader):
 
 
 def test_the_title_page_has_the_title_and_the_abstract(pdf_text):
-    from resdecay_lib import findings
+    from resdecay_lib.book import findings
     first = _key(pdf_text[0])
     config = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
     assert _key(config["title"]) in first
@@ -204,7 +204,7 @@ def test_math_survives_copying_as_tex(pdf_text):
 
 
 def test_the_appendices_and_the_bibliography_are_in_the_pdf(outline, pdf_text):
-    from resdecay_lib import evidence as E
+    from resdecay_lib.book import evidence as E
     top = {_key(title): page for depth, title, page in outline if depth == 0}
     bib, ev, lab = (top.get(_key(t)) for t in ("Bibliography", "Appendix A. Evidence", "Appendix B. Labels"))
     assert None not in (bib, ev, lab) and bib < ev < lab, (bib, ev, lab)

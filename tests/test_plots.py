@@ -1,4 +1,4 @@
-"""Tests of resdecay_lib.plots: each figure kind draws what it is given, refuses nothing to draw,
+"""Tests of resdecay_lib.book.plots: each figure kind draws what it is given, refuses nothing to draw,
 and is drawn for the book's column (issue 24): a grid, not a strip, no wider than the column,
 and no text under MIN_FONT_PT as a reader sees it."""
 import itertools
@@ -10,7 +10,7 @@ import matplotlib
 import numpy as np
 import pytest
 
-from resdecay_lib import plots
+from resdecay_lib.book import plots
 
 matplotlib.use("Agg")
 ROOT = pathlib.Path(__file__).resolve().parents[1]

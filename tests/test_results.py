@@ -1,12 +1,13 @@
-"""Tests of resdecay_lib.results (the analysis of stored sweeps); resdecay_lib.stats is tests/test_stats.py."""
+"""Tests of resdecay_lib.analysis.training_analysis (the analysis of stored sweeps); resdecay_lib.stats.inference is tests/test_stats.py."""
 import json
 import math
 
 import numpy as np
 import pytest
 
-from resdecay_lib import results as R, theory
-from resdecay_lib.fit import loglog_slope
+from resdecay_lib.analysis import training_analysis as R
+from resdecay_lib.maths import theory
+from resdecay_lib.stats.fit import loglog_slope
 
 
 # ----------------------------------------------------------------------------- curves

@@ -11,8 +11,8 @@ import pathlib
 
 import pytest
 
-from resdecay_lib import evidence as E
-from resdecay_lib import ledger
+from resdecay_lib.book import evidence as E
+from resdecay_lib.book import ledger
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 BOOK = ledger.read_evidence(ROOT / "chapters")

@@ -1,4 +1,4 @@
-"""Tests of resdecay_lib.runs (a run measured through training), evaluation and baselines."""
+"""Tests of resdecay_lib.training.runs (a run measured through training), evaluation and baselines."""
 import json
 import math
 from dataclasses import replace
@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 import torch
 
-from resdecay_lib import baselines, evaluation, probe, runs, train as T
+from resdecay_lib.training import baselines, runs, train as T
+from resdecay_lib.nn import evaluation, probe
 from resdecay_lib.__main__ import main as cli_main
 
 TINY = T.TrainConfig(arch="pre_ln", n_layer=2, d_model=16, n_head=2, block_size=16, batch_size=4,
@@ -77,7 +78,7 @@ def test_resumed_run_gives_the_same_result(tmp_path):
 
 
 def test_flops_per_step_counts_six_n_per_token():
-    from resdecay_lib.models import build
+    from resdecay_lib.nn.models import build
     m = build("pre_ln", 2, 16, 2, 85, 16, device="cpu")
     n = sum(p.numel() for b in m.blocks for p in b.parameters()) + sum(p.numel() for p in m.ln_f.parameters())
     assert runs.flops_per_step(m, TINY) == TINY.batch_size * TINY.block_size * (6 * n + 6 * 2 * 16 * 16)
@@ -197,10 +198,9 @@ def test_train_recovers_from_a_truncated_checkpoint_as_the_sweep_does(tmp_path, 
 
 
 def test_train_keeps_its_result_when_the_out_file_cannot_be_written_after_all(tmp_path, capsys, monkeypatch):
-    from resdecay_lib import sweep
     def fail(obj, path):
         raise PermissionError(13, "Permission denied")
-    monkeypatch.setattr(sweep, "write_json_atomic", fail)
+    monkeypatch.setattr(runs, "write_json_atomic", fail)
     assert cli_main(TRAIN + ["--out", str(tmp_path / "r.json")]) == 1
     cap = capsys.readouterr()
     assert "the result follows on stdout" in cap.err
@@ -232,14 +232,14 @@ def test_run_result_writes_the_provenance_and_the_wall_time_into_the_record():
 
 
 def test_depth_cost_records_carry_the_device_cpu_capability_and_seeds(tmp_path, monkeypatch, capsys):
-    from resdecay_lib import realmodels
-    monkeypatch.setattr(realmodels.pretrained, "load", lambda name, progress=False: object())
-    monkeypatch.setattr(realmodels, "book_text", lambda t: "text")
-    monkeypatch.setattr(realmodels, "measure_model", lambda pre, text, *a, **kw: {"model": "m"})
+    from resdecay_lib.cli import depth_cost
+    monkeypatch.setattr(depth_cost.pretrained, "load", lambda name, progress=False: object())
+    monkeypatch.setattr(depth_cost, "book_text", lambda t: "text")
+    monkeypatch.setattr(depth_cost, "measure_model", lambda pre, text, *a, **kw: {"model": "m"})
     assert cli_main(["depth-cost", "smollm2-135m", "--text", "pydoc", "--out", str(tmp_path), "--threads", "1"]) == 0
     rec = json.loads((tmp_path / "smollm2-135m__pydoc.json").read_text())
     prov = rec["provenance"]
     for key in ("code_version", "library_versions", "wall_s", "threads", "device", "cpu_model", "cpu_capability",
                 "seeds"):
         assert key in prov, key
-    assert prov["seeds"]["global_generators"] == realmodels.SEED
+    assert prov["seeds"]["global_generators"] == depth_cost.SEED

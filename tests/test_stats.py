@@ -1,11 +1,11 @@
-"""Tests of resdecay_lib.stats: t quantiles and intervals (SciPy), equivalence and margin tests,
+"""Tests of resdecay_lib.stats.inference: t quantiles and intervals (SciPy), equivalence and margin tests,
 Bonferroni families, claims, z checks and Spearman's rank correlation."""
 import math
 
 import numpy as np
 import pytest
 
-from resdecay_lib import stats
+from resdecay_lib.stats import inference as stats
 
 @pytest.mark.parametrize("p, df, want", [(0.975, 1, 12.706), (0.975, 2, 4.303), (0.975, 5, 2.571),
                                          (0.95, 2, 2.920), (0.995, 10, 3.169), (0.975, 1e7, 1.960)])
@@ -78,7 +78,7 @@ def test_ranks_average_the_ties():
 
 
 def test_z_check_is_one_bonferroni_family_over_every_statistic():
-    from resdecay_lib import gaussian
+    from resdecay_lib.maths import gaussian
     zc = stats.z_check([np.array([1.0, -3.2]), np.array([0.5])], alpha=0.01)
     assert (zc.n, zc.max_abs) == (3, 3.2) and zc.z_crit == gaussian.bonferroni_z_crit(3, 0.01)
     assert zc.passed == (3.2 <= zc.z_crit)

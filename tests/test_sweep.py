@@ -1,4 +1,4 @@
-"""Tests of resdecay_lib.sweep: validation, claims, atomic results, kills, two sweeps at once."""
+"""Tests of resdecay_lib.training.sweep: validation, claims, atomic results, kills, two sweeps at once."""
 import json
 import os
 import signal
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from resdecay_lib import sweep as S
+from resdecay_lib.training import sweep as S
 
 ROOT = Path(__file__).resolve().parents[1]
 BASE = {"d_model": 16, "n_head": 2, "block_size": 16, "batch_size": 4, "steps": 12, "warmup": 2,
@@ -139,9 +139,9 @@ def test_two_sweeps_on_one_folder_run_each_configuration_once(tmp_path, seed_cor
 
 _POOL_SCRIPT = """
 import os, sys, time
-from resdecay_lib import sweep as S
+from resdecay_lib.training import engines
 if __name__ == "__main__":
-    ex = S.local_executor(2)
+    ex = engines.local_executor(2)
     pids = {ex.submit(os.getpid).result() for _ in range(8)}    # every worker started and initialised
     open(sys.argv[1], "w").write(" ".join(map(str, sorted(pids))))
     time.sleep(300)

@@ -1,4 +1,4 @@
-"""Tests of the sweep's engines (resdecay_lib.engines): one tiny sweep run in this process,
+"""Tests of the sweep's engines (resdecay_lib.training.engines): one tiny sweep run in this process,
 on a real Dask cluster on 127.0.0.1 (scheduler and workers started here as processes), by
 the command line against that cluster and by submitit's local executor stores the same
 result files; a non-finite loss in a sweep is a result naming its step; every command-line
@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 import torch
 
-from resdecay_lib import engines as E
-from resdecay_lib import sweep as S
-from resdecay_lib import train as T
+from resdecay_lib.training import engines as E
+from resdecay_lib.training import sweep as S
+from resdecay_lib.training import train as T
 from resdecay_lib.__main__ import main
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -1,8 +1,8 @@
-"""Theorem 3.3's closed form and its index conventions (resdecay_lib.theory)."""
+"""Theorem 3.3's closed form and its index conventions (resdecay_lib.maths.theory)."""
 import pytest
 import sympy as sp
 
-from resdecay_lib.theory import first_valid_k, omega_sq
+from resdecay_lib.maths.theory import first_valid_k, omega_sq
 
 
 def test_omega_sq_matches_the_papers_closed_form_symbolically():
@@ -33,11 +33,7 @@ def test_non_integer_k_raises_type_error(bad):
 
 # --- Chapter 2: the derivation, the LayerNorm identity, the finite-d correction ---
 
-from resdecay_lib.theory import (correlation_rho, derive_omega_sq, eps_bias_bound,  # noqa: E402
-                                 expected_cos_exact, expected_cos_exact_series,
-                                 expected_cos_series, layer_norm_eps_error,
-                                 layer_norm_identity_residual, omega_sq_exact_d,
-                                 omega_sq_finite_d)
+from resdecay_lib.maths.theory import correlation_rho, derive_omega_sq, eps_bias_bound, expected_cos_exact, expected_cos_exact_series, expected_cos_series, layer_norm_eps_error, layer_norm_identity_residual, omega_sq_exact_d, omega_sq_finite_d  # noqa: E402
 
 
 @pytest.mark.parametrize("counted", [False, True])
@@ -131,7 +127,7 @@ def test_eps_bias_bound_value_and_input_checks():
 
 
 def test_geometric_change_is_the_derived_limit_at_q_equal_g_squared():
-    from resdecay_lib import theory
+    from resdecay_lib.maths import theory
     for g in (1.05, 1.3, 2.0):
         assert theory.geometric_change(g) == pytest.approx(2 * (1 - 1 / g), rel=1e-12)
     with pytest.raises(ValueError, match=r"g must be .* in \(1, inf\)"):

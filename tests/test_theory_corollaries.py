@@ -1,11 +1,11 @@
-"""Corollaries 3.4, 3.5 and the beyond-independence formulas (resdecay_lib.theory, Chapters 3-5)."""
+"""Corollaries 3.4, 3.5 and the beyond-independence formulas (resdecay_lib.maths.theory, Chapters 3-5)."""
 import math
 
 import numpy as np
 import pytest
 import sympy as sp
 
-from resdecay_lib import theory as th
+from resdecay_lib.maths import theory as th
 
 
 # ---- Chapter 3: Corollary 3.4 -------------------------------------------------------

@@ -1,11 +1,11 @@
-"""Tests of resdecay_lib.train: the loop, exact resume, the NaN guard, unreadable checkpoints."""
+"""Tests of resdecay_lib.training.train: the loop, exact resume, the NaN guard, unreadable checkpoints."""
 from dataclasses import replace
 
 import numpy as np
 import pytest
 import torch
 
-from resdecay_lib import train as T
+from resdecay_lib.training import train as T
 
 TINY = T.TrainConfig(arch="pre_ln", n_layer=2, d_model=16, n_head=2, block_size=16, batch_size=4,
                      steps=8, warmup=2, threads=1, eval_windows=6, measure_windows=4)
@@ -147,7 +147,7 @@ def test_fused_adamw_agrees_with_the_loop_adamw_to_float32_rounding(monkeypatch)
 
     monkeypatch.setattr(torch.optim, "AdamW", looped)
     slow = T.train(replace(TINY, steps=12))
-    from resdecay_lib.data import load_corpus
+    from resdecay_lib.training.data import load_corpus
     init = _params(T._build_model(TINY, load_corpus(TINY.corpus).vocab.size, "cpu"))
     moved = sum(float((q - p0).pow(2).sum()) for q, p0 in zip(_params(slow.model), init)) ** 0.5
     diff = sum(float((p - q).pow(2).sum()) for p, q in zip(_params(fast.model), _params(slow.model))) ** 0.5
@@ -175,7 +175,7 @@ def test_train_and_lr_factor_reject_what_is_not_a_train_config_with_a_type_error
 
 
 def test_next_char_loss_rejects_token_ids_at_or_above_the_vocabulary_naming_their_range():
-    from resdecay_lib.models import build
+    from resdecay_lib.nn.models import build
     model = build("pre_ln", 1, 8, 2, 5, 4, device="cpu")
     ok = torch.zeros(2, 4, dtype=torch.long)
     with pytest.raises(ValueError, match=r"^x must hold token ids in \[0, vocab_size=5\), got ids from 0 to 5"):

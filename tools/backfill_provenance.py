@@ -13,14 +13,13 @@ Usage: python tools/backfill_provenance.py
 """
 import datetime
 import json
-import os
 import pathlib
 import sys
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from resdecay_lib.runs import cpu_capability, cpu_model  # noqa: E402
+from resdecay_lib.training.store import cpu_capability, cpu_model, write_atomic  # noqa: E402
 
 TODAY = datetime.date.today().isoformat()
 NOTE = ("backfilled {date}: cpu_model and cpu_capability are those of the machine that backfilled the "
@@ -28,9 +27,7 @@ NOTE = ("backfilled {date}: cpu_model and cpu_capability are those of the machin
 
 
 def _write(path: pathlib.Path, obj) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(obj, separators=(",", ":"), allow_nan=False))
-    tmp.replace(path)
+    write_atomic(path, json.dumps(obj, separators=(",", ":"), allow_nan=False))
 
 
 def training(path: pathlib.Path) -> bool:

@@ -1,6 +1,6 @@
 """Write the book's findings into README.md, between its findings markers.
 
-The paragraph is resdecay_lib.findings.abstract(ROOT): the stored evidence and the ledger's
+The paragraph is resdecay_lib.book.findings.abstract(ROOT): the stored evidence and the ledger's
 verdicts, nothing typed. tests/test_findings.py fails when the README's block is stale, as
 tests/test_labels.py does for the labels page. Run after `make chapters`:
     python tools/findings.py
@@ -11,7 +11,7 @@ import sys
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from resdecay_lib import findings  # noqa: E402
+from resdecay_lib.book import findings  # noqa: E402
 
 START, END = "<!-- findings:start -->", "<!-- findings:end -->"
 

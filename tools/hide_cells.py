@@ -138,7 +138,7 @@ def visible(source: str, api: frozenset | set = frozenset()) -> bool:
 
 def api_names(sources) -> frozenset:
     """The names a notebook binds to the library: ``from resdecay_lib import probe, plots as P``
-    gives {probe, P}; ``import resdecay_lib.ledger as L`` gives {L}; ``import resdecay_lib``
+    gives {probe, P}; ``import resdecay_lib.book.ledger as L`` gives {L}; ``import resdecay_lib``
     gives {resdecay_lib}.
 
     >>> sorted(api_names(["from resdecay_lib import probe, results as R", "import numpy as np"]))

@@ -24,7 +24,7 @@ import sys
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from resdecay_lib import ledger  # noqa: E402  (the one reader of _toc.yml)
+from resdecay_lib.book import ledger  # noqa: E402  (the one reader of _toc.yml)
 PAGE = "labels"
 
 _DIRECTIVE = re.compile(r"^(?:```+|:::+)\{([\w:-]+)\}[^\n]*\n((?::[\w-]+:[^\n]*\n)*)", re.M)

@@ -9,13 +9,13 @@ MathJax copy and print it. Jupyter Book's ``pdfhtml`` builder would download a b
 fails offline; this does not. The PDF has:
 
 * a title page: the title, authors, version and commit, and the abstract,
-  ``resdecay_lib.findings.abstract(root)`` (Markdown, written from the stored evidence);
+  ``resdecay_lib.book.findings.abstract(root)`` (Markdown, written from the stored evidence);
 * the chapters, each from a new page, as a paper: code cells and their printed logs are in
   the HTML only; theorems, prose, figures, tables and displayed results stay. Figures and
   tables are numbered and their captions show their stable label ("Fig. 18 (fig-ablation)",
   ``_ext/caption_labels.py``);
 * the bibliography, then the appendices: A, every evidence value the ledger reads (declared in
-  ``resdecay_lib.evidence``, with its stored value; in the PDF only), then the book's back
+  ``resdecay_lib.book.evidence``, with its stored value; in the PDF only), then the book's back
   matter after the bibliography (the labels page, ...), lettered B, C, ...;
 * a page number on every page ("3 / 120", a CSS ``@page`` margin box, which Chromium prints);
 * an outline (PDF bookmarks) by chapter and section: Chromium writes one from the headings
@@ -60,7 +60,7 @@ def appendices(root: pathlib.Path = ROOT) -> dict[str, str]:
     return {doc: chr(ord("A") + i) for i, doc in enumerate(docs)}
 
 # Print styles. The page: US Letter, 0.6 in margins, so the text column is 7.3 in (701 CSS px):
-# wider than the 670 px a figure is drawn for (resdecay_lib.plots.COLUMN_IN), so no figure is
+# wider than the 670 px a figure is drawn for (resdecay_lib.book.plots.COLUMN_IN), so no figure is
 # scaled down. The theme hides its sidebars in print; this also drops the header bar, the
 # prev/next buttons, the theme's print-only page contents, every code cell's source and
 # printed log (the PDF is the paper; the HTML keeps the code), and keeps figures and theorem
@@ -174,7 +174,7 @@ def plain_title(text: str) -> str:
 
 def _abstract_html(root: pathlib.Path) -> str:
     from markdown_it import MarkdownIt
-    from resdecay_lib import findings
+    from resdecay_lib.book import findings
     return MarkdownIt("commonmark").render(findings.abstract(root))
 
 
@@ -188,9 +188,9 @@ def _fmt(x: float | None) -> str:
 
 def evidence_appendix_html(root: pathlib.Path = ROOT, letter: str = "A") -> str:
     """Appendix A: every evidence value the ledger reads, by chapter, in the book's order: its
-    name (what the chapter glues), what it is (its declaration in ``resdecay_lib.evidence``)
+    name (what the chapter glues), what it is (its declaration in ``resdecay_lib.book.evidence``)
     and its value with its interval (and standard error) as stored in the chapter's outputs."""
-    from resdecay_lib import evidence as E, ledger
+    from resdecay_lib.book import evidence as E, ledger
     values = ledger.read_evidence(ledger.book_notebooks(root))
     titles = _chapter_titles(root)
     order = [d.split("/")[-1] for d in ledger.toc_documents(root)]
@@ -199,7 +199,7 @@ def evidence_appendix_html(root: pathlib.Path = ROOT, letter: str = "A") -> str:
         by_chapter.setdefault(ev.chapter, []).append(ev)
     parts = [f'<section class="appendix" id="appendix-evidence"><h2>Appendix {letter}. Evidence</h2>',
              "<p>Every value the claims ledger (Chapter 10) reads, declared once in "
-             "<code>resdecay_lib.evidence</code> with the chapter that computes it, and its value as "
+             "<code>resdecay_lib.book.evidence</code> with the chapter that computes it, and its value as "
              "stored in that chapter's outputs (4 significant digits; the chapter states the "
              "precision the evidence supports). An interval is the one the chapter states.</p>"]
     for chapter in sorted(by_chapter, key=lambda c: order.index(c) if c in order else len(order)):

@@ -15,7 +15,8 @@ import sys
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from resdecay_lib import evidence as E, ledger, preregistration as P  # noqa: E402
+from resdecay_lib.book import evidence as E, ledger, preregistration as P  # noqa: E402
+from resdecay_lib.training.store import write_atomic  # noqa: E402
 
 
 def main() -> int:
@@ -32,15 +33,13 @@ def main() -> int:
                         "rule_doc": inspect.cleandoc(c.rule.__doc__ or ""), "fingerprint": fps[c.id],
                         "seed_based": ledger.seed_based(c)}
     out = {"what": "the ledger's rules as declared before the data that decide them were read (issue 22); "
-                   "resdecay_lib.preregistration",
+                   "resdecay_lib.book.preregistration",
            "declared_utc": old.get("declared_utc") if old.get("claims") == claims else
            datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
            "commit": args.commit or (old.get("commit") if old.get("claims") == claims else None),
            "seed_sets": {k: list(v) for k, v in E.SEED_SETS.items()},
            "claims": claims}
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(out, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    tmp.replace(path)          # atomic: a reader sees the old registry or the new one
+    write_atomic(path, json.dumps(out, indent=1, ensure_ascii=False) + "\n")   # a reader sees the old registry or the new one
     print(f"{path.relative_to(ROOT)}: {len(claims)} claims, commit {out['commit']}")
     return 0
 

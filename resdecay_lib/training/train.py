@@ -1,0 +1,307 @@
+"""The training loop: one configuration, AdamW, a schedule, checkpoints, a NaN guard.
+
+:func:`train` trains ``models.build(cfg.arch, ...)`` on the Shakespeare corpus of
+:mod:`resdecay_lib.training.data` with AdamW (decoupled weight decay on matrices and embeddings
+only), a linear warm-up then a cosine decay to ``min_lr_frac * lr``, and gradient-norm
+clipping; the batch of step s is a pure function of (seed, s).
+
+Reproducibility: on the CPU the run pins its thread count (``cfg.threads``, via
+:func:`resdecay_lib.nn.device.pin_threads`), because float32 reductions split by thread and
+the last bits of a trained model depend on the thread count; with the count pinned, a run
+gives the same bits on any machine of the same CPU family, whatever its core count.
+
+Checkpoints (``torch.save``; loaded with ``torch.load(..., weights_only=True)``) hold the
+model, the optimiser, the scheduler, torch's RNG states, the step (which is the data
+position: batches are indexed by step), the loss history and the caller's ``log`` (a JSON
+list, e.g. the measurements taken so far), so a run stopped after n steps and resumed
+ends with parameters bit-identical to an uninterrupted run. A non-finite loss stops the
+run with :class:`NonFiniteLoss` naming the step; the checkpoint on disk is then the last
+one written before it, from finite parameters. A checkpoint that cannot be read raises
+:class:`CheckpointUnreadable` naming the file.
+
+What a run measures and stores is :mod:`resdecay_lib.training.runs`; grids of runs are
+:mod:`resdecay_lib.training.sweep`.
+"""
+from __future__ import annotations
+
+import dataclasses
+import glob
+import json
+import math
+import os
+import sys
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+
+from ..checks import Callable, DeviceName, Flag, Instance, Int, Ints, OneOf, PathArg, Real, Tensor, accepts, check_fields, check_out_file, declare, show
+from .data import load_corpus, train_batch
+from ..nn.device import manual_seed_all, pin_threads, resolve_device
+from ..nn.models import check_token_ids, next_token_loss, vocab_size_of
+from .config import TrainConfig
+from .store import pid_alive, replacing
+
+__all__ = ["NonFiniteLoss", "CheckpointUnreadable", "CheckpointMismatch", "TrainState", "lr_factor",
+           "train", "next_char_loss", "prepare_checkpoint", "clean_checkpoint_temporaries",
+           "discard_checkpoint"]
+
+
+class NonFiniteLoss(RuntimeError):
+    """The training loss became NaN or infinite; ``step`` is the step that produced it."""
+
+    def __init__(self, step: int, loss: float, checkpoint: Path | None, last_good: int | None):
+        self.step, self.loss, self.checkpoint, self.last_good = step, loss, checkpoint, last_good
+        where = (f"; the last good checkpoint ({checkpoint}, step {last_good}) is kept"
+                 if checkpoint is not None and last_good is not None else "")
+        super().__init__(f"non-finite training loss {loss} at step {step}{where}")
+
+
+@accepts(step=Int(0), cfg=Instance(TrainConfig, "a TrainConfig"))
+def lr_factor(step: int, cfg: TrainConfig) -> float:
+    """Learning-rate multiplier at ``step`` (0-based): linear warm-up, then cosine to min_lr_frac.
+
+    factor(s) = (s + 1) / warmup for s < warmup; else
+    min_lr_frac + (1 - min_lr_frac) (1 + cos(pi p)) / 2 with p = (s - warmup) / max(1, steps - warmup - 1).
+    """
+    if step < cfg.warmup:
+        return (step + 1) / cfg.warmup
+    p = min(1.0, (step - cfg.warmup) / max(1, cfg.steps - cfg.warmup - 1))
+    return cfg.min_lr_frac + (1 - cfg.min_lr_frac) * 0.5 * (1 + math.cos(math.pi * p))
+
+
+def _build_model(cfg: TrainConfig, vocab_size: int, device):
+    from ..nn.models import build
+    return build(cfg.arch, cfg.n_layer, cfg.d_model, cfg.n_head, vocab_size, cfg.block_size,
+                 seed=cfg.seed, device=device)
+
+
+def _optimizer(model, cfg: TrainConfig):
+    decay = [p for p in model.parameters() if p.dim() >= 2]     # matrices and embeddings
+    no_decay = [p for p in model.parameters() if p.dim() < 2]   # biases, LayerNorm gains
+    groups = [{"params": decay, "weight_decay": cfg.weight_decay},
+              {"params": no_decay, "weight_decay": 0.0}]
+    # fused: the whole AdamW update of all tensors in one kernel, on the CPU as on CUDA: about
+    # 4 times faster than foreach and 8 times the plain loop at the sweep's size
+    # (benchmarks/bench_train.py measures the step). It is not bit-identical to the loop the
+    # stored runs used (git:c9faccc): it agrees to float32 rounding (tests/test_train.py
+    # bounds it), and the chapters' live re-runs check the stored results within their
+    # standard errors
+    opt = torch.optim.AdamW(groups, lr=cfg.lr, betas=(cfg.beta1, cfg.beta2), fused=True)
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: lr_factor(s, cfg))
+    return opt, sched
+
+
+@accepts(model=Instance(torch.nn.Module, "a torch.nn.Module (a model of resdecay_lib.nn.models)"),
+         x=Tensor("an integer tensor of token ids [B, T]", dtype="int", ndim=2),
+         y=Tensor("an integer tensor of token ids [B, T]", dtype="int", ndim=2))
+def next_char_loss(model, x, y):
+    """Mean next-character cross-entropy (nats) of ``model(x)`` [B, T, V] against ``y`` [B, T].
+
+    Token ids outside [0, vocab_size) raise ``ValueError`` naming their range.
+    Module-level so tests can inject a NaN.
+    """
+    vocab = vocab_size_of(model)
+    if vocab is not None:
+        check_token_ids("x", x, vocab)
+        check_token_ids("y", y, vocab)
+    return next_token_loss(model(x), y)
+
+
+class CheckpointUnreadable(RuntimeError):
+    """A checkpoint file exists but cannot be read (truncated, empty, a folder, not torch's)."""
+
+
+class CheckpointMismatch(ValueError):
+    """A checkpoint belongs to another configuration than the run that would resume from it."""
+
+
+@dataclass
+class TrainState:
+    """What :func:`train` returns: the trained model and the per-step training losses.
+
+    ``wall_s`` is this call's time; ``prior_wall_s`` the time the earlier segments of a resumed
+    run spent, as its checkpoint recorded it (0 for a fresh run; None for a checkpoint written
+    before checkpoints recorded it), and ``resumed_from`` the step it resumed from (0: fresh)."""
+    model: torch.nn.Module
+    train_loss: list
+    step: int
+    wall_s: float
+    log: list = dataclasses.field(default_factory=list)
+    prior_wall_s: float | None = 0.0
+    resumed_from: int = 0
+
+
+def _save_checkpoint(path: Path, step, model, opt, sched, train_loss, cfg, log, elapsed_s=None):
+    state = {"step": int(step), "model": model.state_dict(), "optimizer": opt.state_dict(),
+             "elapsed_s": elapsed_s,   # the run's training time so far, over all its segments
+             "scheduler": sched.state_dict(), "rng_cpu": torch.get_rng_state(),
+             "rng_cuda": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else [],
+             "train_loss": torch.tensor(train_loss, dtype=torch.float64),
+             "config": asdict(cfg), "log": json.dumps(log)}
+    # the folder again: a sweep removes its checkpoint folder when it is empty, which it may
+    # be for a moment while another of its runs has not written its first checkpoint yet
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with replacing(path) as tmp:   # atomic: a crash mid-write leaves the previous checkpoint
+        torch.save(state, tmp)
+
+
+@accepts(path=PathArg(), every=Flag())
+def clean_checkpoint_temporaries(path, every: bool = False) -> list[Path]:
+    """Remove the temporaries a killed writer of the checkpoint ``path`` left beside it
+    (:func:`resdecay_lib.training.store.replacing`'s ``.<name>.<pid>.<thread>.<random>.tmp``, or
+    an older writer's ``.<name>.<pid>.tmp``): those of processes that are gone (on this machine), or with
+    ``every`` all but this process's own (for a caller that holds the run's claim, so no
+    other process writes it). Returns the removed paths."""
+    path = Path(path)
+    removed = []
+    prefix = f".{path.name}."
+    if not path.parent.is_dir():
+        return removed
+    for tmp in path.parent.glob(f"{glob.escape(prefix)}*.tmp"):
+        pid = tmp.name[len(prefix):-len(".tmp")].split(".")[0]
+        if not pid.isdigit() or int(pid) == os.getpid():
+            continue
+        if every or not pid_alive(int(pid)):
+            tmp.unlink(missing_ok=True)
+            removed.append(tmp)
+    return removed
+
+
+@accepts(path=PathArg())
+def prepare_checkpoint(path) -> Path:
+    """Check a checkpoint path before any work, and make its folder: a folder at ``path``
+    raises :class:`CheckpointUnreadable` (as when a run resumes from it); a path that cannot
+    be written (a file among its parents, a folder without write access) ``ValueError``.
+    Stale temporaries of dead writers are removed. Returns the path."""
+    path = Path(path)
+    if path.is_dir():
+        raise CheckpointUnreadable(f"checkpoint {path} is a folder, not a file: remove it to "
+                                   f"restart the run")
+    check_out_file("checkpoint", path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    clean_checkpoint_temporaries(path)
+    return path
+
+
+@accepts(path=PathArg())
+def discard_checkpoint(path) -> str:
+    """Put an unreadable checkpoint out of the way so the run can start over: a file is
+    removed, a folder renamed to ``<name>.bad<pid>``. Returns what was done, for the message."""
+    path = Path(path)
+    if path.is_dir():
+        aside = path.with_name(path.name + f".bad{os.getpid()}")
+        path.rename(aside)
+        return f"moved the folder aside to {aside.name}"
+    path.unlink(missing_ok=True)
+    return "removed it"
+
+
+def _load_checkpoint(path: Path, dev) -> dict:
+    if path.is_dir():
+        raise CheckpointUnreadable(f"checkpoint {path} is a folder, not a file: remove it to "
+                                   f"restart the run")
+    try:
+        return torch.load(path, map_location=dev, weights_only=True)
+    except Exception as exc:  # torch raises RuntimeError, EOFError, pickle errors, ...
+        raise CheckpointUnreadable(f"checkpoint {path} cannot be read ({type(exc).__name__}: "
+                                   f"{str(exc)[:200]}); remove it to restart the run") from exc
+
+
+@accepts(cfg=Instance(TrainConfig, "a TrainConfig"), checkpoint=PathArg(none=True),
+         checkpoint_every=Int(1), stop_after=Int(1, none=True), progress=Flag(none=True),
+         model=Instance(torch.nn.Module, "a torch.nn.Module", none=True),
+         on_step=Callable("a callable on_step(step, model, log)", none=True), callback_steps=Ints(1),
+         log=Instance(list, "a list (JSON-ready records)", none=True))
+def train(cfg: TrainConfig, checkpoint: str | Path | None = None, checkpoint_every: int = 100,
+          stop_after: int | None = None, progress: bool | None = None,
+          model: torch.nn.Module | None = None, on_step=None, callback_steps=(),
+          log: list | None = None) -> TrainState:
+    """Train (or resume) one run.
+
+    Parameters
+    ----------
+    checkpoint : path, optional
+        Where to keep the run's checkpoint. If the file exists, the run resumes from it
+        (its config must equal ``cfg``). Written every ``checkpoint_every`` steps, at
+        ``stop_after`` and at the end.
+    stop_after : int, optional
+        Stop after this many steps in total (for splitting a run; ``cfg.steps`` still sets
+        the schedule).
+    progress : bool or None
+        Progress (:func:`resdecay_lib.nn.probe.progress_bar`): a tqdm bar on a terminal, a line
+        every 30 s in a log, a ``tqdm.auto`` bar in Jupyter with True only (None shows nothing
+        there); False shows nothing. Unless False, a resumed run says "resumed from step N".
+    model : nn.Module, optional
+        Start from this model instead of building one (must match ``cfg``).
+    on_step, callback_steps, log
+        ``on_step(step, model, log)`` is called after each step count in ``callback_steps``
+        has been reached (the model in training mode; the callback may switch it and must
+        switch it back); ``log`` is a JSON-ready list it may append to. The log is saved in
+        every checkpoint (one is written right after each callback) and restored on resume,
+        so what a callback measured survives a kill.
+    """
+    t0 = time.perf_counter()
+    ckpt = prepare_checkpoint(checkpoint) if checkpoint is not None else None  # before any work
+    dev = resolve_device(cfg.device)
+    if dev.type == "cpu":
+        pin_threads(cfg.threads)
+    corpus = load_corpus(cfg.corpus)
+    manual_seed_all(cfg.seed)
+    if model is None:
+        model = _build_model(cfg, corpus.vocab.size, dev)
+    opt, sched = _optimizer(model, cfg)
+    start, train_loss, prior = 0, [], 0.0
+    log = [] if log is None else log
+    callback_steps = set(int(s) for s in callback_steps)
+    last_good = None
+    if ckpt is not None and ckpt.exists():
+        state = _load_checkpoint(ckpt, dev)
+        if state["config"] != asdict(cfg):
+            raise CheckpointMismatch(f"checkpoint {ckpt} belongs to another config: {state['config']}")
+        model.load_state_dict(state["model"])
+        opt.load_state_dict(state["optimizer"])
+        sched.load_state_dict(state["scheduler"])
+        torch.set_rng_state(state["rng_cpu"])
+        if state["rng_cuda"] and torch.cuda.is_available():
+            torch.cuda.set_rng_state_all(state["rng_cuda"])
+        start, train_loss = int(state["step"]), state["train_loss"].tolist()
+        prior = state.get("elapsed_s")   # None: an older checkpoint that did not record it
+        log[:] = json.loads(state.get("log", "[]"))
+        last_good = start
+        if progress is not False:
+            print(f"{cfg.run_name()}: resumed from step {start} of {cfg.steps} ({ckpt})", file=sys.stderr,
+                  flush=True)
+    end = cfg.steps if stop_after is None else min(cfg.steps, stop_after)
+    model.train()
+    from ..nn.probe import progress_bar        # terminal bar, log lines or Jupyter bar
+    bar = progress_bar(range(start, end), end, cfg.run_name(), progress, initial=start)
+    for step in bar:
+        x, y = train_batch(corpus.train, step, cfg.batch_size, cfg.block_size, cfg.seed)
+        loss = next_char_loss(model, x.to(dev), y.to(dev))
+        value = float(loss.detach())
+        if not math.isfinite(value):
+            bar.close()
+            raise NonFiniteLoss(step, value, ckpt if last_good is not None else None, last_good)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        if cfg.grad_clip > 0:
+            torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip, foreach=True)
+        opt.step()
+        sched.step()
+        train_loss.append(value)
+        if step % 10 == 0:
+            bar.set_postfix(loss=f"{value:.3f}")
+        done = step + 1
+        called = done in callback_steps and on_step is not None
+        if called:
+            on_step(done, model, log)
+        if ckpt is not None and (called or done % checkpoint_every == 0 or done == end):
+            elapsed = None if prior is None else prior + time.perf_counter() - t0
+            _save_checkpoint(ckpt, done, model, opt, sched, train_loss, cfg, log, elapsed)
+            last_good = done
+    bar.close()
+    model.eval()
+    return TrainState(model, train_loss, end, time.perf_counter() - t0, log, prior, start)
