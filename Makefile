@@ -9,7 +9,7 @@ JB     := $(BIN)/jupyter-book
 # 2 cores: one pytest worker each; --dist loadfile keeps a notebook's cells on one worker
 XDIST  := -n 2 --dist loadfile
 
-.PHONY: book test unit nbval stored-build chapters bench clean pdf
+.PHONY: book test unit unit-fast nbval stored-build chapters bench clean pdf
 
 $(STAMP): requirements.txt requirements-models.txt requirements-corpus.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -47,6 +47,10 @@ pdf: $(STAMP)
 
 unit: $(STAMP)
 	$(BIN)/pytest -q $(XDIST) tests resdecay_lib
+
+## unit-fast: the unit tests without those marked slow (browser, PDF, corpus, pretrained loads): a developer's loop; make test runs them all
+unit-fast: $(STAMP)
+	$(BIN)/pytest -q $(XDIST) -m "not slow" tests resdecay_lib
 
 nbval: $(STAMP)
 	$(BIN)/pytest -q $(XDIST) --nbval chapters intro.ipynb
