@@ -1,0 +1,81 @@
+"""Write ``api.md``, the book's API page, from the docstrings of the calls a reader needs to
+measure their own model (issue 21).
+
+The page is generated, never edited by hand: ``python tools/api_page.py`` rewrites it, and
+``tests/test_api_page.py`` fails when it is stale (as the labels page and the README's findings
+do). Each entry is the call's signature and its docstring, printed verbatim in a literal block,
+so the strict build has no reference in it to resolve.
+
+Usage: python tools/api_page.py [--check]
+"""
+from __future__ import annotations
+
+import importlib
+import inspect
+import pathlib
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+PAGE = ROOT / "api.md"
+
+#: (module, names): the calls of a measurement, in the order a reader makes them
+API = (
+    ("resdecay_lib.nn.pretrained", ("load", "blocks_of", "sample_inputs")),
+    ("resdecay_lib.nn.probe", ("residual_stream", "layer_change", "measure", "LayerChange", "exponent",
+                               "rms_change", "gram")),
+    ("resdecay_lib.stats.fit", ("power_law",)),
+    ("resdecay_lib.stats.exponents", ("rho", "convention", "reference_exponent")),
+    ("resdecay_lib.maths.theory", ("omega_sq",)),
+)
+
+HEAD = """# Appendix: the API for measuring your own model
+
+This page is generated from the library's docstrings (`tools/api_page.py`; a test fails when it
+is stale). It lists the calls a measurement makes, in the order it makes them: load a model and
+its residual blocks, capture the stream, measure each block's change, fit its exponent against
+the theorem's over the same range and convention. The README's *Measuring your own model* shows
+them together; every other module is documented in its own docstrings, and
+`resdecay_lib/__init__.py` maps the layers.
+"""
+
+
+def _signature(obj) -> str:
+    try:
+        return str(inspect.signature(obj))
+    except (TypeError, ValueError):
+        return "(...)"
+
+
+def page() -> str:
+    """The page's text."""
+    out = [HEAD]
+    for modname, names in API:
+        mod = importlib.import_module(modname)
+        out.append(f"\n## `{modname}`\n")
+        summary = (inspect.getdoc(mod) or "").split("\n\n")[0].replace("\n", " ")
+        if summary:
+            out.append("```text\n" + summary + "\n```\n")
+        for name in names:
+            obj = getattr(mod, name)
+            kind = "class" if inspect.isclass(obj) else "def"
+            doc = inspect.getdoc(obj) or "(no docstring)"
+            out.append(f"\n### `{name}`\n\n```python\n{kind} {name}{_signature(obj)}\n```\n\n```text\n{doc}\n```\n")
+    return "".join(out)
+
+
+def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    text = page()
+    if "--check" in argv:
+        if not PAGE.is_file() or PAGE.read_text(encoding="utf-8") != text:
+            print("api.md is stale: run python tools/api_page.py")
+            return 1
+        return 0
+    PAGE.write_text(text, encoding="utf-8")
+    print(f"wrote {PAGE} ({sum(len(n) for _, n in API)} calls)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
