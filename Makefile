@@ -55,11 +55,12 @@ unit-fast: $(STAMP)
 nbval: $(STAMP)
 	$(BIN)/pytest -q $(XDIST) --nbval chapters intro.ipynb
 
-## chapters: re-execute every chapter in place (10, the ledger, then the Preface, which glues the findings, last), refreshing the stored outputs nbval compares; regenerate the labels page
+## chapters: re-execute every chapter in place (10, the ledger, then the Preface, which glues the findings, last), refreshing the stored outputs nbval compares; regenerate the labels page, the README's findings and the API appendix
 chapters: $(STAMP)
 	for nb in chapters/*.ipynb intro.ipynb; do echo "$$nb"; $(BIN)/jupyter execute --inplace "$$nb" || exit 1; done
 	$(BIN)/python tools/labels.py   # the labels page lists every label the chapters define
 	$(BIN)/python tools/findings.py # the README's findings, from the stored evidence
+	$(BIN)/python tools/api_page.py # the API appendix, from the docstrings
 
 ## bench: every benchmark under benchmarks/, each printing its ratios
 bench: $(STAMP)
