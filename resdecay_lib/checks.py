@@ -35,7 +35,7 @@ import os
 from pathlib import Path
 from types import MappingProxyType
 
-__all__ = ["check_int", "require_int", "check_real", "cli_int", "ArgumentTypeError", "Domain", "Int",
+__all__ = ["check_int", "check_real", "cli_int", "ArgumentTypeError", "Domain", "Int",
            "Real", "Flag", "OneOf", "Text", "Name", "PathArg", "Instance", "Callable", "Array",
            "Tensor", "Ints", "DeviceName", "accepts", "check_fields", "declare", "domains_of", "DECLARED", "show",
            "check_out_file", "check_out_dir", "one_line"]
@@ -52,46 +52,21 @@ def _is_int(value) -> bool:
     return not isinstance(value, bool) and isinstance(value, numbers.Integral)
 
 
-def _bound(minimum, maximum) -> str:
-    return f"an integer >= {minimum}" + ("" if maximum is None else f" and <= {maximum}")
-
-
 def check_int(name: str, value, minimum: int, maximum: int | None = None) -> int:
-    """``value`` as an ``int`` in [minimum, maximum]; ``TypeError`` for a non-integer,
-    ``ValueError`` outside the range."""
-    if not _is_int(value):
-        raise TypeError(f"{name} must be {_bound(minimum, maximum)}, got {type(value).__name__} {show(value)}")
-    if value < minimum or (maximum is not None and value > maximum):
-        raise ValueError(f"{name} must be {_bound(minimum, maximum)}, got {value}")
-    return int(value)
-
-
-def require_int(name: str, value, minimum: int = 1, maximum: int | None = None) -> int:
-    """``value`` as an ``int`` in [minimum, maximum]; ``ValueError`` for any bad value (the
-    torch-side modules' contract: their callers catch one exception type)."""
-    if not _is_int(value) or value < minimum or (maximum is not None and value > maximum):
-        bound = (("a positive integer" + ("" if maximum is None else f" <= {maximum}"))
-                 if minimum == 1 else _bound(minimum, maximum))
-        raise ValueError(f"{name} must be {bound}, got {show(value)}")
-    return int(value)
+    """``value`` as an ``int`` in [minimum, maximum] (None: no upper bound): the :class:`Int`
+    domain's check, for a bound known only at run time (``check_int("k_min", k_min, 1, L - 2)``).
+    The one policy: a non-integer (a bool, a float, a str) raises :class:`ArgumentTypeError`,
+    an integer outside the range ``ValueError``."""
+    return int(Int(minimum, maximum).check(name, value))
 
 
 def check_real(name: str, value, lo: float = -math.inf, hi: float = math.inf, *,
-               lo_open: bool = False, hi_open: bool = False, error=None) -> float:
-    """``value`` as a finite ``float`` in the interval from lo to hi (ends open or closed).
-
-    A non-real (bool, complex, str, None, an array) raises ``TypeError``; NaN, an infinity
-    or a value outside the interval ``ValueError``; ``error`` overrides both (e.g.
-    ``ValueError`` alone, for torch-side callers). The message names the parameter.
-    """
-    span = f"{'(' if lo_open else '['}{lo:g}, {hi:g}{')' if hi_open else ']'}"
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise (error or TypeError)(f"{name} must be a finite real number in {span}, "
-                                   f"got {type(value).__name__} {show(value)}")
-    v = float(value)
-    if not (math.isfinite(v) and (v > lo if lo_open else v >= lo) and (v < hi if hi_open else v <= hi)):
-        raise (error or ValueError)(f"{name} must be a finite real number in {span}, got {value!r}")
-    return v
+               lo_open: bool = False, hi_open: bool = False) -> float:
+    """``value`` as a finite ``float`` in the interval from lo to hi (ends open or closed): the
+    :class:`Real` domain's check, for bounds known only at run time. A non-real (bool, complex,
+    str, None, an array) raises :class:`ArgumentTypeError`; NaN, an infinity or a value outside
+    the interval ``ValueError``. The message names the parameter."""
+    return float(Real(lo, hi, lo_open=lo_open, hi_open=hi_open).check(name, value))
 
 
 def cli_int(option: str, text, lo: int, hi: int) -> int:

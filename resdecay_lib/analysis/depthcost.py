@@ -46,7 +46,7 @@ import torch
 from ..nn.probe import batches, check_inputs, progress_bar
 from ..stats import inference as stats
 from ..stats.exponents import half_ratio, halves
-from ..checks import Array, Flag, Instance, Int, OneOf, Real, Text, accepts, check_fields, declare, require_int, show
+from ..checks import Array, Flag, Instance, Int, OneOf, Real, Text, accepts, check_fields, declare, check_int, check_real, show
 
 __all__ = ["COSTS", "RANKINGS", "NOISE_Z", "RemovalCost", "cost_kind", "removal_costs",
            "skip_costs", "ranking_scores", "nested_sets", "gromov_sets", "RankCorr",
@@ -281,7 +281,7 @@ def nested_sets(importance, n_max: int) -> list[tuple]:
     Ties go deepest first."""
     imp = np.asarray(importance, float)
     L = imp.size
-    require_int("n_max", n_max, 1, L - 1)
+    check_int("n_max", n_max, 1, L - 1)
     order = sorted(range(L), key=lambda j: (imp[j], -j))
     return [tuple(sorted(j + 1 for j in order[:n])) for n in range(1, n_max + 1)]
 
@@ -295,7 +295,7 @@ def gromov_sets(distances, n_max: int) -> list[tuple]:
     if d.ndim != 2 or d.shape[0] != d.shape[1] or d.shape[0] < 3:
         raise ValueError(f"distances must be a square [L+1, L+1] matrix with L >= 2, got shape {d.shape}")
     L = d.shape[0] - 1
-    require_int("n_max", n_max, 1, L - 1)
+    check_int("n_max", n_max, 1, L - 1)
     out = []
     for n in range(1, n_max + 1):
         l = int(np.argmin([d[l, l + n] for l in range(L - n + 1)]))
@@ -366,7 +366,7 @@ def skip_trend(skip: RemovalCost, k_min: int = 2, n_boot: int = 2000, level: flo
     which acts on the bare embedding, left out by default), with a percentile bootstrap
     interval over sequences: below 0 when later blocks cost less to skip."""
     L = len(skip.sets)
-    require_int("k_min", k_min, 1, L - 2)
+    check_int("k_min", k_min, 1, L - 2)
     sub = RemovalCost(skip.kind, skip.sets[k_min - 1:], skip.base, skip.value[k_min - 1:])
     B = skip.base.size
     k = np.broadcast_to(np.arange(k_min, L + 1, dtype=float), (B, L - k_min + 1))
@@ -430,9 +430,8 @@ def skip_half_ratio(skip: RemovalCost, front: int | None = None, n_boot: int = 2
     :class:`RankCorr` (``rho`` holds the ratio)."""
     if not isinstance(skip, RemovalCost):
         raise TypeError(f"skip must be a RemovalCost (skip_costs'), got {type(skip).__name__}")
-    require_int("n_boot", n_boot, 100, 1_000_000)
-    if isinstance(level, bool) or not (isinstance(level, (int, float)) and 0 < level < 1):
-        raise ValueError(f"level must lie in (0, 1), got {level!r}")
+    check_int("n_boot", n_boot, 100, 1_000_000)
+    check_real("level", level, 0, 1, lo_open=True, hi_open=True)
     L = len(skip.sets)
     halves(L, front)                       # checks L against the front
     cost = skip.increase.T                 # [B, L]

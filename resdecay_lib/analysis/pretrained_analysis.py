@@ -28,7 +28,7 @@ from ..nn import pretrained
 from ..nn import probe
 from . import training_analysis as results
 from ..stats import inference as stats
-from ..checks import Name, PathArg, accepts, require_int
+from ..checks import Name, PathArg, accepts, check_int
 from ..stats.exponents import FRONT_BLOCKS, TAIL_BLOCKS
 from ..stats.fit import loglog_slope
 
@@ -67,7 +67,7 @@ def measure_model(pre, text: str, n_seq: int = 16, n_tokens: int = 128, prune: b
     Pruning curves (``prune``) remove n = 1..floor(L/2) blocks by each ranking, read from
     this text's intact stream.
     """
-    require_int("n_seq", n_seq, 2, 100_000)
+    check_int("n_seq", n_seq, 2, 100_000)
     inputs, mask = pretrained.sample_inputs(pre.tokenizer, text, n_seq, n_tokens)
     stream, ch = probe.measure(pre.body, inputs, mask, blocks=pre.blocks, batch_size=batch_size,
                                progress=progress, desc=pre.name)

@@ -14,13 +14,14 @@
 """
 from __future__ import annotations
 
-import numbers
 import os
 import random
 from pathlib import Path
 
 import numpy as np
 import torch
+
+from ..checks import check_int
 
 __all__ = ["DEFAULT_THREADS", "resolve_device", "pin_threads", "manual_seed_all", "cache_dir"]
 
@@ -66,8 +67,7 @@ def pin_threads(n: int = DEFAULT_THREADS) -> int:
     after that the call leaves them alone (they do not change float results: they run
     independent operators side by side, never split one reduction).
     """
-    if isinstance(n, bool) or not isinstance(n, numbers.Integral) or not 1 <= n <= MAX_THREADS:
-        raise ValueError(f"n must be a positive integer <= {MAX_THREADS} (threads), got {n!r}")
+    check_int("n", n, 1, MAX_THREADS)
     torch.set_num_threads(int(n))
     try:
         torch.set_num_interop_threads(int(n))
@@ -78,8 +78,7 @@ def pin_threads(n: int = DEFAULT_THREADS) -> int:
 
 def manual_seed_all(seed: int) -> None:
     """Seed Python's ``random``, NumPy's global generator and torch (CPU and every CUDA device)."""
-    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or not 0 <= seed < 2**64:
-        raise ValueError(f"seed must be a non-negative integer below 2**64 (torch's range), got {seed!r}")
+    check_int("seed", seed, 0, 2**64 - 1)   # torch's range
     random.seed(int(seed))
     np.random.seed(int(seed) % 2**32)
     torch.manual_seed(int(seed))  # also seeds every CUDA device

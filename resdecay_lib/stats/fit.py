@@ -18,10 +18,11 @@ This module knows nothing of torch.
 """
 from __future__ import annotations
 
-import numbers
 from dataclasses import dataclass, field
 
 import numpy as np
+
+from ..checks import check_int, check_real
 
 __all__ = ["PowerLawFit", "power_law", "loglog_slope"]
 
@@ -57,8 +58,7 @@ class PowerLawFit:
 
     def interval(self, level: float) -> tuple[float, float]:
         """The percentile interval of the exponent at ``level`` from the same replicates."""
-        if isinstance(level, bool) or not isinstance(level, numbers.Real) or not 0 < level < 1:
-            raise ValueError(f"level must lie in (0, 1), got {level!r}")
+        check_real("level", level, 0, 1, lo_open=True, hi_open=True)
         if self.slopes is None or self.slopes.size < 2:
             raise ValueError("this fit has no bootstrap replicates (one curve, or one sample)")
         a = (1 - level) / 2
@@ -153,20 +153,16 @@ def power_law(k, y, k_min=None, k_max=None, groups=None, n_boot: int = 1000,
     k_min = float(k.min()) if k_min is None else k_min
     k_max = float(k.max()) if k_max is None else k_max
     for name, v in (("k_min", k_min), ("k_max", k_max)):
-        if isinstance(v, bool) or not isinstance(v, numbers.Real) or not np.isfinite(v):
-            raise ValueError(f"{name} must be a finite number, got {v!r}")
+        check_real(name, v)
     if not k_min < k_max:
         raise ValueError(f"k_min must be below k_max, got k_min={k_min}, k_max={k_max}")
     sel = (k >= k_min) & (k <= k_max)
     if sel.sum() < 3:
         raise ValueError(f"the range k_min={k_min}..k_max={k_max} holds {int(sel.sum())} of the "
                          f"given k (from {k.min()} to {k.max()}); a fit needs at least 3")
-    if not isinstance(n_boot, numbers.Integral) or isinstance(n_boot, bool) or not 1 <= n_boot <= MAX_BOOT:
-        raise ValueError(f"n_boot must be an integer from 1 to {MAX_BOOT}, got {n_boot!r}")
-    if isinstance(level, bool) or not isinstance(level, numbers.Real) or not 0 < level < 1:
-        raise ValueError(f"level must lie in (0, 1), got {level!r}")
-    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
-        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+    check_int("n_boot", n_boot, 1, MAX_BOOT)
+    check_real("level", level, 0, 1, lo_open=True, hi_open=True)
+    check_int("seed", seed, 0)
     ks, ys = k[sel].astype(float), y[:, sel]
     if not np.all(np.isfinite(ys)):
         raise ValueError("y must be finite inside the fit range")

@@ -41,7 +41,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from ..checks import Int, OneOf, PathArg, Text, accepts, require_int, show
+from ..checks import Int, OneOf, PathArg, Text, accepts, check_int, show
 from ..nn.device import cache_dir
 from .store import write_atomic
 
@@ -330,7 +330,7 @@ def train_batch(tokens: np.ndarray, step: int, batch_size: int, block_size: int,
     continues with exactly the batches of an uninterrupted one.
     """
     _check_tokens(tokens)
-    require_int("batch_size", batch_size, 1, _MAX_BATCH_ELEMENTS // (block_size + 1))
+    check_int("batch_size", batch_size, 1, _MAX_BATCH_ELEMENTS // (block_size + 1))
     if len(tokens) < block_size + 2:
         raise ValueError(f"block_size={block_size} needs at least {block_size + 2} tokens, "
                          f"the corpus part has {len(tokens)}")
@@ -346,7 +346,7 @@ def eval_windows(tokens: np.ndarray, n_windows: int, block_size: int):
     The same for every run, so validation losses of different runs are paired.
     """
     _check_tokens(tokens)
-    require_int("n_windows", n_windows, 1, _MAX_BATCH_ELEMENTS // (block_size + 1))
+    check_int("n_windows", n_windows, 1, _MAX_BATCH_ELEMENTS // (block_size + 1))
     span = len(tokens) - block_size - 1
     if span < n_windows:
         raise ValueError(f"the corpus part ({len(tokens)} tokens) is too short for "

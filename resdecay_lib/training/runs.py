@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from ..checks import Flag, Instance, Int, Ints, PathArg, Real, Text, accepts, check_fields, check_out_file, declare, require_int
+from ..checks import Flag, Instance, Int, Ints, PathArg, Real, Text, accepts, check_fields, check_out_file, declare, check_int
 from .data import eval_windows, load_corpus
 from ..nn.device import manual_seed_all, pin_threads, resolve_device
 from ..nn.evaluation import ablation_losses, evaluate, sig
@@ -63,7 +63,7 @@ def convergence(curve: list[dict], steps: int, window: float = CONVERGENCE_WINDO
     for i, p in enumerate(curve):
         if not isinstance(p, dict) or "step" not in p or "mean" not in p:
             raise ValueError(f"curve[{i}] must be a {{'step', 'mean'}} record, got {p!r}"[:200])
-        require_int(f"curve[{i}]['step']", p["step"], 0)
+        check_int(f"curve[{i}]['step']", p["step"], 0)
         m = p["mean"]
         if m is not None and (isinstance(m, bool) or not isinstance(m, numbers.Real)):
             raise ValueError(f"curve[{i}]['mean'] must be a loss (a number, or None where it was not "
