@@ -1,6 +1,7 @@
 """The command line as a user meets it: the ``resdecay`` console script and ``--version``,
 ``train --help``, ``measure --device/--dtype`` with its fit and reading, unknown model names,
-the sweep's folder and final table, the tiny sweep, and the progress and resume messages."""
+``depth-cost``'s checks and its records' provenance, the sweep's folder and final table, the tiny
+sweep, and the progress and resume messages."""
 import dataclasses
 import json
 import shutil
@@ -135,6 +136,32 @@ def test_an_unknown_model_name_lists_the_packaged_models(tmp_path, capsys):
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "'HuggingFaceTB/SmolLM2-135M' does not exist here" in err
     assert all(name in err for name in pretrained.PACKAGED) and "Nothing is downloaded" in err
+
+
+# ----------------------------------------------------------------------------- depth-cost
+
+def test_depth_cost_command_rejects_bad_input_before_any_work(tmp_path, capsys):
+    assert main(["depth-cost", "gpt-5", "--out", str(tmp_path)]) == 2
+    assert "MODEL must be one of" in capsys.readouterr().err
+    assert main(["depth-cost", "smollm2-135m", "--text", "poems", "--out", str(tmp_path)]) == 2
+    assert "--text must be one of shakespeare, pydoc" in capsys.readouterr().err
+    assert main(["depth-cost", "smollm2-135m", "--n-seq", "1", "--out", str(tmp_path)]) == 2
+    assert "--n-seq" in capsys.readouterr().err
+    assert not list(tmp_path.iterdir())
+
+
+def test_depth_cost_records_carry_the_device_cpu_capability_and_seeds(tmp_path, monkeypatch, capsys):
+    from resdecay_lib.cli import depth_cost
+    monkeypatch.setattr(depth_cost.pretrained, "load", lambda name, progress=False: object())
+    monkeypatch.setattr(depth_cost, "book_text", lambda t: "text")
+    monkeypatch.setattr(depth_cost, "measure_model", lambda pre, text, *a, **kw: {"model": "m"})
+    assert main(["depth-cost", "smollm2-135m", "--text", "pydoc", "--out", str(tmp_path), "--threads", "1"]) == 0
+    rec = json.loads((tmp_path / "smollm2-135m__pydoc.json").read_text())
+    prov = rec["provenance"]
+    for key in ("code_version", "library_versions", "wall_s", "threads", "device", "cpu_model", "cpu_capability",
+                "seeds"):
+        assert key in prov, key
+    assert prov["seeds"]["global_generators"] == depth_cost.SEED
 
 
 # ----------------------------------------------------------------------------- train and sweep

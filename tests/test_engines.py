@@ -1,10 +1,10 @@
 """Tests of the sweep's engines (resdecay_lib.training.engines): one tiny sweep run in this process,
 on a real Dask cluster on 127.0.0.1 (scheduler and workers started here as processes), by
 the command line against that cluster and by submitit's local executor stores the same
-result files; a non-finite loss in a sweep is a result naming its step; every command-line
-validation error is one line and exit code 2."""
-import json
+result files; every command-line validation error is one line and exit code 2; killing a sweep
+takes its local workers down."""
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -12,43 +12,14 @@ import time
 from pathlib import Path
 
 import pytest
-import torch
 
 from resdecay_lib.training import engines as E
 from resdecay_lib.training import sweep as S
-from resdecay_lib.training import train as T
 from resdecay_lib.__main__ import main
+from sweep_fixtures import QUIET, SPEC, result_files, sweep_toml
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
-# the pattern of tests/test_sweep.py: 2 placements x depths [1, 2], 12 steps, one thread
-BASE = {"d_model": 16, "n_head": 2, "block_size": 16, "batch_size": 4, "steps": 12, "warmup": 2,
-        "threads": 1, "device": "cpu", "eval_windows": 6, "measure_windows": 4}
-SPEC = {"out": "sweep", "archs": ["pre_ln", "post_ln"], "depths": [1, 2], "seeds": [0],
-        "base": BASE, "plan": {"measure_steps": [0, 4, 12], "eval_every": 4}}
-QUIET = {"log": lambda *a: None}
-
-
-def _toml(spec) -> str:
-    def val(v):
-        return json.dumps(v) if not isinstance(v, bool) else str(v).lower()
-    lines = [f"{k} = {val(v)}" for k, v in spec.items() if not isinstance(v, dict)]
-    for k, v in spec.items():
-        if isinstance(v, dict):
-            lines.append(f"[{k}]")
-            lines += [f"{a} = {val(b)}" for a, b in v.items()]
-    return "\n".join(lines) + "\n"
-
-
-def _results(folder: Path) -> dict:
-    """Result files without what legitimately differs between runs (wall time, provenance)."""
-    out = {}
-    for p in sorted(folder.glob("*.json")):
-        r = json.loads(p.read_text())
-        for k in ("wall_time_s", "code_version", "platform", "device"):
-            r.pop(k, None)
-        out[p.name] = r
-    return out
 
 
 def _free_port() -> int:
@@ -84,7 +55,7 @@ def _stop(procs):
 ])
 def test_bad_sweep_options_are_one_line_and_exit_code_2(tmp_path, capsys, argv, option):
     cfg = tmp_path / "s.toml"
-    cfg.write_text(_toml(SPEC))
+    cfg.write_text(sweep_toml(SPEC))
     assert main(["sweep", str(cfg), "--root", str(tmp_path), *argv]) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith("sweep: ") and option in err and len(err.splitlines()) == 1, err
@@ -104,7 +75,7 @@ def test_bad_slurm_table_is_rejected_naming_the_key(table, key):
 def test_unreachable_scheduler_is_one_line_and_exit_code_2(tmp_path, capsys):
     pytest.importorskip("distributed")
     cfg = tmp_path / "s.toml"
-    cfg.write_text(_toml(SPEC))
+    cfg.write_text(sweep_toml(SPEC))
     port = _free_port()  # nobody listens there
     t0 = time.perf_counter()
     assert main(["sweep", str(cfg), "--root", str(tmp_path), "--scheduler",
@@ -120,7 +91,7 @@ def test_slurm_without_slurm_is_one_line_and_exit_code_2(tmp_path, capsys, monke
     if submitit.AutoExecutor.which() == "slurm":
         pytest.skip("this machine has SLURM")
     cfg = tmp_path / "s.toml"
-    cfg.write_text(_toml({**SPEC, "slurm": {"partition": "cpu", "timeout_min": 30}}))
+    cfg.write_text(sweep_toml({**SPEC, "slurm": {"partition": "cpu", "timeout_min": 30}}))
     assert main(["sweep", str(cfg), "--root", str(tmp_path), "--executor", "slurm"]) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith("sweep: --executor slurm needs SLURM") and len(err.splitlines()) == 1, err
@@ -135,7 +106,7 @@ def reference(tmp_path, monkeypatch, seed_corpus):
     t0 = time.perf_counter()
     S.run_sweep(SPEC, root=tmp_path / "ref", **QUIET)
     print(f"in-process sweep: {time.perf_counter() - t0:.1f} s")
-    return _results(tmp_path / "ref" / "sweep")
+    return result_files(tmp_path / "ref" / "sweep")
 
 
 @pytest.mark.slow
@@ -167,10 +138,10 @@ def test_a_real_dask_cluster_and_the_cli_store_the_results_of_a_local_run(tmp_pa
             hosts = {w["host"] for w in client.scheduler_info()["workers"].values()}
         assert [d[1].split(",")[0] for d in done] == ["ok"] * 4, done
         assert hosts == {"127.0.0.1"}
-        assert _results(tmp_path / "dask" / "sweep") == reference
+        assert result_files(tmp_path / "dask" / "sweep") == reference
 
         cfg = tmp_path / "s.toml"
-        cfg.write_text(_toml(SPEC))
+        cfg.write_text(sweep_toml(SPEC))
         t1 = time.perf_counter()
         cli = subprocess.run([sys.executable, "-m", "resdecay_lib", "sweep", str(cfg), "--root",
                               str(tmp_path / "cli"), "--scheduler", address], env=env, cwd=ROOT,
@@ -178,7 +149,7 @@ def test_a_real_dask_cluster_and_the_cli_store_the_results_of_a_local_run(tmp_pa
         t_cli = time.perf_counter() - t1
         assert cli.returncode == 0, cli.stderr[-3000:]
         assert cli.stdout.count(": ok,") == 4, cli.stdout
-        assert _results(tmp_path / "cli" / "sweep") == reference
+        assert result_files(tmp_path / "cli" / "sweep") == reference
         print(f"dask: cluster up {t_up:.1f} s, sweep {t_dask:.1f} s, cli {t_cli:.1f} s")
     finally:
         _stop(procs[::-1])  # workers first, then the scheduler
@@ -196,31 +167,48 @@ def test_submitit_local_executor_stores_the_results_of_a_local_run(tmp_path, ref
         done = S.run_sweep(spec, root=tmp_path / "sub", executor=ex, **QUIET)
     print(f"submitit local: {time.perf_counter() - t0:.1f} s")
     assert [d[1].split(",")[0] for d in done] == ["ok"] * 4, done
-    assert _results(tmp_path / "sub" / "sweep") == reference
+    assert result_files(tmp_path / "sub" / "sweep") == reference
     assert list((tmp_path / "sub" / "sweep" / ".submitit").iterdir())  # the jobs' logs
 
 
-# ----------------------------------------------------------------------------- a failed run
+# ----------------------------------------------------------------------------- local workers
 
-def test_a_non_finite_loss_in_a_sweep_is_a_result_naming_the_step(tmp_path, monkeypatch,
-                                                                  seed_corpus):
-    monkeypatch.setenv("RESDECAY_CACHE", str(seed_corpus(tmp_path / "cache")))
-    calls = {"n": 0}
-    real = T.next_char_loss
+_POOL_SCRIPT = """
+import os, sys, time
+from resdecay_lib.training import engines
+if __name__ == "__main__":
+    ex = engines.local_executor(2)
+    pids = {ex.submit(os.getpid).result() for _ in range(8)}    # every worker started and initialised
+    open(sys.argv[1], "w").write(" ".join(map(str, sorted(pids))))
+    time.sleep(300)
+"""
 
-    def poisoned(model, x, y):
-        calls["n"] += 1
-        loss = real(model, x, y)
-        return loss * float("nan") if calls["n"] == 8 else loss  # step index 7
 
-    monkeypatch.setattr(T, "next_char_loss", poisoned)
-    spec = {**SPEC, "archs": ["pre_ln"], "depths": [1]}
-    done = S.run_sweep(spec, root=tmp_path, **QUIET)
-    assert "failed at step 7" in done[0][1] and "non_finite" in done[0][1], done
-    res = json.loads((tmp_path / "sweep" / "pre_ln_L1_s0.json").read_text())
-    assert res["status"] == "non_finite" and res["failed_step"] == 7
-    assert [c["step"] for c in res["checkpoints"]] == [0, 4]  # measured before it failed
-    ck = S._checkpoint_dir(S.load_sweep(spec), tmp_path) / "pre_ln_L1_s0.pt"
-    assert torch.load(ck, weights_only=True)["step"] == 4  # the last good checkpoint is kept
-    # a stored failure is a result: the next sweep does not run it again
-    assert S.run_sweep(spec, root=tmp_path, **QUIET)[0][1] == "done, skipped"
+def _gone(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0] == "Z"   # dead, unreaped
+    except OSError:
+        return True
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
+def test_killing_a_sweep_takes_its_local_workers_down(tmp_path):
+    script, out = tmp_path / "pool.py", tmp_path / "pids"
+    script.write_text(_POOL_SCRIPT)
+    parent = subprocess.Popen([sys.executable, str(script), str(out)], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL,
+                              env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])})
+    try:
+        deadline = time.time() + 120
+        while not (out.exists() and out.read_text()) and time.time() < deadline:
+            time.sleep(0.2)
+        pids = [int(p) for p in out.read_text().split()]
+        assert pids and parent.pid not in pids
+        parent.send_signal(signal.SIGKILL)           # no clean-up code runs in the parent
+        parent.wait(10)
+        deadline = time.time() + 20
+        while not all(_gone(p) for p in pids) and time.time() < deadline:
+            time.sleep(0.2)
+        assert all(_gone(p) for p in pids), f"workers {[p for p in pids if not _gone(p)]} outlived the sweep"
+    finally:
+        parent.kill()

@@ -9,7 +9,6 @@ transformers = pytest.importorskip("transformers")
 from resdecay_lib.nn import pretrained as P  # noqa: E402
 from resdecay_lib.analysis import pretrained_analysis as R  # noqa: E402
 from resdecay_lib.analysis import training_analysis as results  # noqa: E402
-from resdecay_lib.__main__ import main  # noqa: E402
 from resdecay_lib.training.store import write_json_atomic  # noqa: E402
 from hf_tiny import TEXT, tiny, tiny_tokenizer  # noqa: E402
 
@@ -56,16 +55,6 @@ def test_measure_model_record_round_trips_through_the_store(tmp_path):
     assert back["prune"]["deepest"].sets == ((3,),)                   # n = 1..floor(3/2)
     np.testing.assert_allclose(back["prune"]["deepest"].value[0], back["skip"].value[2])
     assert json.loads(path.read_text())["n_layer"] == 3
-
-
-def test_depth_cost_command_rejects_bad_input_before_any_work(tmp_path, capsys):
-    assert main(["depth-cost", "gpt-5", "--out", str(tmp_path)]) == 2
-    assert "MODEL must be one of" in capsys.readouterr().err
-    assert main(["depth-cost", "smollm2-135m", "--text", "poems", "--out", str(tmp_path)]) == 2
-    assert "--text must be one of shakespeare, pydoc" in capsys.readouterr().err
-    assert main(["depth-cost", "smollm2-135m", "--n-seq", "1", "--out", str(tmp_path)]) == 2
-    assert "--n-seq" in capsys.readouterr().err
-    assert not list(tmp_path.iterdir())
 
 
 def test_book_text_rejects_an_unknown_name():

@@ -1,4 +1,6 @@
 """Residual-stream capture and per-layer metrics (resdecay_lib.nn.probe)."""
+import math
+
 import numpy as np
 import pytest
 import torch
@@ -433,3 +435,15 @@ def test_progress_is_periodic_lines_in_a_log_a_tqdm_bar_on_a_terminal_and_tqdm_a
     shown = probe.progress_bar(range(3), 3, "run", True)
     assert isinstance(shown, tqdm.auto.tqdm) and not shown.disable
     assert probe.progress_bar(range(3), 3, "run", None).disable   # a notebook's stored outputs stay as they were
+
+
+# ----------------------------------------------------------------------------- the Gram matrix of the summands
+
+def test_gram_of_independent_summands_is_near_diagonal():
+    g = torch.Generator().manual_seed(0)
+    u = torch.randn(5, 8, 16, 256, generator=g)
+    G = probe.gram(torch.cumsum(u, 0))
+    assert G.shape == (5, 5)
+    assert np.allclose(np.diag(G), 1.0, atol=0.05)  # variance 1 - 1/D after centring
+    off = G[~np.eye(5, dtype=bool)]
+    assert np.abs(off).max() < 5 / math.sqrt(8 * 16 * 256)  # ~5 standard errors of a correlation

@@ -1,15 +1,12 @@
-"""Tests of resdecay_lib.training.runs (a run measured through training), evaluation and baselines."""
+"""Tests of resdecay_lib.training.runs: a run measured through training, the train command and provenance."""
 import json
-import math
 from dataclasses import replace
 from pathlib import Path
 
-import numpy as np
 import pytest
 import torch
 
-from resdecay_lib.training import baselines, runs, train as T
-from resdecay_lib.nn import evaluation, probe
+from resdecay_lib.training import runs, train as T
 from resdecay_lib.__main__ import main as cli_main
 
 TINY = T.TrainConfig(arch="pre_ln", n_layer=2, d_model=16, n_head=2, block_size=16, batch_size=4,
@@ -82,51 +79,6 @@ def test_flops_per_step_counts_six_n_per_token():
     m = build("pre_ln", 2, 16, 2, 85, 16, device="cpu")
     n = sum(p.numel() for b in m.blocks for p in b.parameters()) + sum(p.numel() for p in m.ln_f.parameters())
     assert runs.flops_per_step(m, TINY) == TINY.batch_size * TINY.block_size * (6 * n + 6 * 2 * 16 * 16)
-
-
-def test_ablation_hook_removes_the_block_and_leaves_no_hook():
-    st = T.train(TINY)
-    x = torch.randint(0, 80, (3, 16))
-    y = torch.randint(0, 80, (3, 16))
-    abl = evaluation.ablation_losses(st.model, x, y)
-    assert len(abl["delta"]) == TINY.n_layer
-    assert all(not b._forward_hooks for b in st.model.blocks)
-    blocks = st.model.blocks
-    keep = blocks[0]
-    blocks[0] = torch.nn.Identity()  # removing a block by hand gives the same loss
-    try:
-        by_hand = evaluation.window_losses(st.model, x, y).mean()
-    finally:
-        blocks[0] = keep
-    assert abl["loss"][0] == pytest.approx(by_hand, rel=1e-12)
-
-
-def test_gram_of_independent_summands_is_near_diagonal():
-    g = torch.Generator().manual_seed(0)
-    u = torch.randn(5, 8, 16, 256, generator=g)
-    G = probe.gram(torch.cumsum(u, 0))
-    assert G.shape == (5, 5)
-    assert np.allclose(np.diag(G), 1.0, atol=0.05)  # variance 1 - 1/D after centring
-    off = G[~np.eye(5, dtype=bool)]
-    assert np.abs(off).max() < 5 / math.sqrt(8 * 16 * 256)  # ~5 standard errors of a correlation
-
-
-def test_ngram_loss_matches_a_hand_count():
-    train = np.array([0, 1, 1, 0, 1, 2, 1, 1])
-    val = np.array([1, 1, 2])
-    # bigram, alpha 0.5, V 3: p(1|1) = (N(11)=2 + .5) / (N(1.)=4 + 1.5), p(2|1) = (1 + .5) / 5.5
-    want = -(math.log(2.5 / 5.5) + math.log(1.5 / 5.5)) / 2
-    assert baselines.ngram_loss(train, val, 2, 3, alpha=0.5) == pytest.approx(want, rel=1e-12)
-
-
-def test_ngram_loss_rejects_bad_input_naming_it():
-    t = np.array([0, 1, 2])
-    with pytest.raises(ValueError, match="n must"):
-        baselines.ngram_loss(t, t, 0, 3)
-    with pytest.raises(ValueError, match="alpha"):
-        baselines.ngram_loss(t, t, 2, 3, alpha=float("nan"))
-    with pytest.raises(ValueError, match="vocab_size"):
-        baselines.ngram_loss(t, t, 2, 2)
 
 
 def test_cli_train_writes_a_result_and_rejects_bad_input(tmp_path, capsys):
@@ -229,17 +181,3 @@ def test_run_result_writes_the_provenance_and_the_wall_time_into_the_record():
                 "threads", "platform", "wall_time_s"):
         assert key in res, key
     json.dumps(res, allow_nan=False)
-
-
-def test_depth_cost_records_carry_the_device_cpu_capability_and_seeds(tmp_path, monkeypatch, capsys):
-    from resdecay_lib.cli import depth_cost
-    monkeypatch.setattr(depth_cost.pretrained, "load", lambda name, progress=False: object())
-    monkeypatch.setattr(depth_cost, "book_text", lambda t: "text")
-    monkeypatch.setattr(depth_cost, "measure_model", lambda pre, text, *a, **kw: {"model": "m"})
-    assert cli_main(["depth-cost", "smollm2-135m", "--text", "pydoc", "--out", str(tmp_path), "--threads", "1"]) == 0
-    rec = json.loads((tmp_path / "smollm2-135m__pydoc.json").read_text())
-    prov = rec["provenance"]
-    for key in ("code_version", "library_versions", "wall_s", "threads", "device", "cpu_model", "cpu_capability",
-                "seeds"):
-        assert key in prov, key
-    assert prov["seeds"]["global_generators"] == depth_cost.SEED

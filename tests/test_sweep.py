@@ -1,4 +1,5 @@
-"""Tests of resdecay_lib.training.sweep: validation, claims, atomic results, kills, two sweeps at once."""
+"""Tests of resdecay_lib.training.sweep: validation, claims, atomic results, kills, two sweeps at once,
+and a failed run's result."""
 import json
 import os
 import signal
@@ -8,36 +9,13 @@ import time
 from pathlib import Path
 
 import pytest
+import torch
 
 from resdecay_lib.training import sweep as S
+from resdecay_lib.training import train as T
+from sweep_fixtures import BASE, QUIET, SPEC, result_files, sweep_toml
 
 ROOT = Path(__file__).resolve().parents[1]
-BASE = {"d_model": 16, "n_head": 2, "block_size": 16, "batch_size": 4, "steps": 12, "warmup": 2,
-        "threads": 1, "device": "cpu", "eval_windows": 6, "measure_windows": 4}
-SPEC = {"out": "sweep", "archs": ["pre_ln", "post_ln"], "depths": [1, 2], "seeds": [0],
-        "base": BASE, "plan": {"measure_steps": [0, 4, 12], "eval_every": 4}}
-
-
-def _toml(spec) -> str:
-    def val(v):
-        return json.dumps(v) if not isinstance(v, bool) else str(v).lower()
-    lines = [f"{k} = {val(v)}" for k, v in spec.items() if not isinstance(v, dict)]
-    for k, v in spec.items():
-        if isinstance(v, dict):
-            lines.append(f"[{k}]")
-            lines += [f"{a} = {val(b)}" for a, b in v.items()]
-    return "\n".join(lines) + "\n"
-
-
-def _results(folder: Path) -> dict:
-    """Result files without what legitimately differs between runs (wall time, provenance)."""
-    out = {}
-    for p in sorted(folder.glob("*.json")):
-        r = json.loads(p.read_text())
-        for k in ("wall_time_s", "code_version", "platform", "device"):
-            r.pop(k, None)
-        out[p.name] = r
-    return out
 
 
 @pytest.mark.parametrize("bad, key", [
@@ -81,11 +59,11 @@ def test_a_corrupt_result_is_reported_and_rerun(tmp_path, monkeypatch, seed_corp
     spec = {**SPEC, "archs": ["pre_ln"], "depths": [1]}
     S.run_sweep(spec, root=tmp_path, log=lambda *a: None)
     p = tmp_path / "sweep" / "pre_ln_L1_s0.json"
-    good = _results(tmp_path / "sweep")
+    good = result_files(tmp_path / "sweep")
     p.write_text('{"config": ')  # truncated
     done = S.run_sweep(spec, root=tmp_path, log=lambda *a: None)
     assert "not a usable result" in done[0][1]
-    assert _results(tmp_path / "sweep") == good
+    assert result_files(tmp_path / "sweep") == good
     assert (tmp_path / "sweep" / "pre_ln_L1_s0.json.corrupt").exists()
 
 
@@ -101,7 +79,7 @@ def test_sweep_killed_at_several_moments_resumes_to_the_uninterrupted_result(tmp
     for cache in ("cache_ref", "cache_k"):  # the prepared corpus, linked into the fresh caches
         seed_corpus(tmp_path / cache)
     cfg = tmp_path / "s.toml"
-    cfg.write_text(_toml(SPEC))
+    cfg.write_text(sweep_toml(SPEC))
     ref = _start(cfg, tmp_path / "ref", tmp_path / "cache_ref")
     assert ref.wait(timeout=300) == 0, ref.stdout.read()
     root = tmp_path / "killed"
@@ -114,14 +92,14 @@ def test_sweep_killed_at_several_moments_resumes_to_the_uninterrupted_result(tmp
     assert p.wait(timeout=300) == 0, p.stdout.read()
     folder = root / "sweep"
     assert not list(folder.glob(".*.tmp")) and not list(folder.glob("*.corrupt"))
-    assert _results(folder) == _results(tmp_path / "ref" / "sweep")
+    assert result_files(folder) == result_files(tmp_path / "ref" / "sweep")
 
 
 @pytest.mark.slow
 def test_two_sweeps_on_one_folder_run_each_configuration_once(tmp_path, seed_corpus):
     seed_corpus(tmp_path / "cache")
     cfg = tmp_path / "s.toml"
-    cfg.write_text(_toml(SPEC))
+    cfg.write_text(sweep_toml(SPEC))
     a = _start(cfg, tmp_path, tmp_path / "cache")
     b = _start(cfg, tmp_path, tmp_path / "cache")
     out = [a.communicate(timeout=300)[0], b.communicate(timeout=300)[0]]
@@ -135,47 +113,6 @@ def test_two_sweeps_on_one_folder_run_each_configuration_once(tmp_path, seed_cor
         if p.returncode == 1:
             assert "claims them have no result yet" in o, o
     assert 0 in (a.returncode, b.returncode), out
-
-
-_POOL_SCRIPT = """
-import os, sys, time
-from resdecay_lib.training import engines
-if __name__ == "__main__":
-    ex = engines.local_executor(2)
-    pids = {ex.submit(os.getpid).result() for _ in range(8)}    # every worker started and initialised
-    open(sys.argv[1], "w").write(" ".join(map(str, sorted(pids))))
-    time.sleep(300)
-"""
-
-
-def _gone(pid: int) -> bool:
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0] == "Z"   # dead, unreaped
-    except OSError:
-        return True
-
-
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
-def test_killing_a_sweep_takes_its_local_workers_down(tmp_path):
-    script, out = tmp_path / "pool.py", tmp_path / "pids"
-    script.write_text(_POOL_SCRIPT)
-    parent = subprocess.Popen([sys.executable, str(script), str(out)], stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL,
-                              env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])})
-    try:
-        deadline = time.time() + 120
-        while not (out.exists() and out.read_text()) and time.time() < deadline:
-            time.sleep(0.2)
-        pids = [int(p) for p in out.read_text().split()]
-        assert pids and parent.pid not in pids
-        parent.send_signal(signal.SIGKILL)           # no clean-up code runs in the parent
-        parent.wait(10)
-        deadline = time.time() + 20
-        while not all(_gone(p) for p in pids) and time.time() < deadline:
-            time.sleep(0.2)
-        assert all(_gone(p) for p in pids), f"workers {[p for p in pids if not _gone(p)]} outlived the sweep"
-    finally:
-        parent.kill()
 
 
 def test_on_device_keeps_the_sweep_and_stores_it_apart():
@@ -235,7 +172,7 @@ def test_sweep_rejects_an_empty_root_or_a_file_on_the_command_line(tmp_path, cap
     monkeypatch.chdir(tmp_path)
     (tmp_path / "FILE").write_text("")
     cfg = tmp_path / "s.toml"
-    cfg.write_text(_toml(SPEC))
+    cfg.write_text(sweep_toml(SPEC))
     capsys.readouterr()
     assert main(["sweep", str(cfg), "--root", root]) == 2
     err = capsys.readouterr().err.strip()
@@ -249,7 +186,7 @@ def test_a_sweep_that_skips_a_run_another_live_process_claims_exits_non_zero_nam
     monkeypatch.setenv("RESDECAY_CACHE", str(seed_corpus(tmp_path / "cache")))
     spec = {**SPEC, "archs": ["pre_ln"], "depths": [1, 2]}
     cfg = tmp_path / "s.toml"
-    cfg.write_text(_toml(spec))
+    cfg.write_text(sweep_toml(spec))
     held = S.claim(tmp_path / "sweep" / ".claims", "pre_ln_L2_s0")      # this process: alive
     capsys.readouterr()
     assert main(["sweep", str(cfg), "--root", str(tmp_path), "--workers", "1"]) == 1
@@ -277,3 +214,29 @@ def test_a_sweep_removes_stale_temporaries_and_its_empty_checkpoint_folder(tmp_p
     assert not stale_ck.exists() and not stale_res.exists()
     assert not ck_dir.exists(), list(ck_dir.iterdir())                # the finished run's folder, empty
     assert not list(out.glob(".*.tmp")) and (out / "pre_ln_L1_s0.json").is_file()
+
+
+# ----------------------------------------------------------------------------- a failed run
+
+def test_a_non_finite_loss_in_a_sweep_is_a_result_naming_the_step(tmp_path, monkeypatch,
+                                                                  seed_corpus):
+    monkeypatch.setenv("RESDECAY_CACHE", str(seed_corpus(tmp_path / "cache")))
+    calls = {"n": 0}
+    real = T.next_char_loss
+
+    def poisoned(model, x, y):
+        calls["n"] += 1
+        loss = real(model, x, y)
+        return loss * float("nan") if calls["n"] == 8 else loss  # step index 7
+
+    monkeypatch.setattr(T, "next_char_loss", poisoned)
+    spec = {**SPEC, "archs": ["pre_ln"], "depths": [1]}
+    done = S.run_sweep(spec, root=tmp_path, **QUIET)
+    assert "failed at step 7" in done[0][1] and "non_finite" in done[0][1], done
+    res = json.loads((tmp_path / "sweep" / "pre_ln_L1_s0.json").read_text())
+    assert res["status"] == "non_finite" and res["failed_step"] == 7
+    assert [c["step"] for c in res["checkpoints"]] == [0, 4]  # measured before it failed
+    ck = S._checkpoint_dir(S.load_sweep(spec), tmp_path) / "pre_ln_L1_s0.pt"
+    assert torch.load(ck, weights_only=True)["step"] == 4  # the last good checkpoint is kept
+    # a stored failure is a result: the next sweep does not run it again
+    assert S.run_sweep(spec, root=tmp_path, **QUIET)[0][1] == "done, skipped"

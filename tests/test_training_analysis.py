@@ -1,4 +1,5 @@
-"""Tests of resdecay_lib.analysis.training_analysis (the analysis of stored sweeps); resdecay_lib.stats.inference is tests/test_stats.py."""
+"""Tests of resdecay_lib.analysis.training_analysis (the analysis of stored sweeps); resdecay_lib.stats.inference is
+tests/test_inference.py, resdecay_lib.stats.exponents tests/test_exponents.py."""
 import json
 import math
 
@@ -6,20 +7,9 @@ import numpy as np
 import pytest
 
 from resdecay_lib.analysis import training_analysis as R
-from resdecay_lib.maths import theory
-from resdecay_lib.stats.fit import loglog_slope
 
 
 # ----------------------------------------------------------------------------- curves
-
-def test_reference_exponent_is_the_exact_curves_slope_over_the_same_range():
-    k = np.arange(2, 17)
-    y = [float(theory.omega_sq(int(j), embedding_counted=True)) for j in k]
-    assert R.reference_exponent(2, 16, True) == pytest.approx(loglog_slope(k, y)[0], rel=1e-12)
-    assert R.reference_exponent(2, 16, False) < R.reference_exponent(2, 16, True) < -0.8
-    with pytest.raises(ValueError, match="k_min"):
-        R.reference_exponent(1, 16, False)
-
 
 def test_curvature_calls_a_power_law_straight_and_a_bend_bent():
     k = np.arange(1, 17)
@@ -30,12 +20,6 @@ def test_curvature_calls_a_power_law_straight_and_a_bend_bent():
     assert R.curvature(bent, 2)["shape"] == "bent"
     noisy = np.array([k ** -1.0 * np.exp(0.3 * rng.standard_normal(16)) for _ in range(3)])
     assert R.curvature(noisy, 2)["shape"] in ("undetermined", "bent", "power law")
-
-
-def test_rho_and_the_convention_it_chooses():
-    G = np.diag([1.0, 1.0, 1.0, 1.0])
-    assert R.rho(G) == 1.0 and R.convention(1.0)
-    assert not R.convention(R.rho(np.diag([0.01, 1.0, 1.0])))
 
 
 def test_rc_from_gram_of_independent_equal_summands_is_the_theorems():
