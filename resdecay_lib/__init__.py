@@ -11,8 +11,9 @@ crossing modules)::
 
 * ``checks``: argument checks that name the parameter and its range (``@accepts``, domains)
 * ``maths`` (no torch): ``maths.theory`` (SymPy: Theorem 3.3, its corollaries and
-  generalisations), ``maths.gaussian`` (Monte Carlo of the idealised Gaussian stream with a
-  real LayerNorm; ``LN_EPS``, ``bonferroni_z_crit``)
+  generalisations; the one face the chapters import, re-exporting ``maths.theorem``,
+  ``maths.finite_d``, ``maths.corollaries`` and ``maths.beyond``), ``maths.gaussian`` (Monte
+  Carlo of the idealised Gaussian stream with a real LayerNorm; ``LN_EPS``, ``bonferroni_z_crit``)
 * ``stats`` (no torch): ``stats.inference`` (t intervals, equivalence tests, Bonferroni,
   Spearman), ``stats.fit`` (power-law fits with bootstrap intervals, ``loglog_slope``),
   ``stats.exponents`` (rho, the index convention, the theorem's reference exponent,
