@@ -155,6 +155,21 @@ def test_missing_wheel_names_the_package_and_the_install_line(monkeypatch):
     assert P.INSTALL_LINE in msg
 
 
+def test_gguf_conversion_output_passes_warnings_on_but_not_the_progress_bar():
+    import contextlib
+    import io
+    import sys
+    from tqdm import tqdm
+    captured = io.StringIO()
+    with contextlib.redirect_stderr(captured):
+        for _ in tqdm(range(300), desc="Converting and de-quantizing GGUF tensors..."):
+            pass
+        print("UserWarning: a tokenizer file is missing", file=sys.stderr)
+    out = io.StringIO()
+    P._pass_on(captured.getvalue(), out)
+    assert out.getvalue() == "UserWarning: a tokenizer file is missing\n"
+
+
 def test_load_packaged_rejects_an_unknown_name():
     with pytest.raises(ValueError, match="smollm2-135m"):
         P.load_packaged("gpt-5")
@@ -174,6 +189,17 @@ def test_q4_1_roundtrip_has_16_levels_per_block_and_half_step_error():
     tol = step[..., None] * (0.5 + 15 * 2.0 ** -11) + blocks_w.abs().amax(-1, keepdim=True) * 2.0 ** -11
     assert torch.all((blocks_q - blocks_w).abs() <= tol)
     assert torch.allclose(Q.q4_1_roundtrip(q), q, atol=1e-6)   # idempotent up to fp16 scales
+
+
+@pytest.mark.parametrize("seed, shape, scale", [(0, (8, 64), 1.0), (1, (64, 256), 0.02), (2, (3, 96), 50.0)])
+def test_q4_1_roundtrip_equals_gguf_quants_bit_for_bit(seed, shape, scale):
+    quants = pytest.importorskip("gguf.quants")
+    from gguf import GGMLQuantizationType
+    w = (torch.randn(*shape, generator=torch.Generator().manual_seed(seed)) * scale)
+    w[0, :32] = 0.25                                  # a constant block: d = 0, every code 0
+    ref = quants.dequantize(quants.quantize(w.numpy(), GGMLQuantizationType.Q4_1),
+                            GGMLQuantizationType.Q4_1).reshape(shape)
+    assert torch.equal(Q.q4_1_roundtrip(w), torch.from_numpy(ref))
 
 
 def test_q4_1_roundtrip_rejects_rows_not_a_multiple_of_the_block():

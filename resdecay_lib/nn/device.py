@@ -10,10 +10,12 @@
   fastest setting that is the same on every machine with at least 2 cores (a machine with
   one core still computes the same bits with 2 threads, only slower).
 * :func:`manual_seed_all` seeds Python's, NumPy's and torch's (CPU and CUDA) generators.
-* :func:`cache_dir`: the cache folder of corpora, models and checkpoints.
+* :func:`cache_dir`: the cache folder of corpora, models and checkpoints, and
+  :func:`sha256_file`, the digest every cached file is checked by before use.
 """
 from __future__ import annotations
 
+import hashlib
 import os
 import random
 from pathlib import Path
@@ -23,7 +25,7 @@ import torch
 
 from ..checks import check_int
 
-__all__ = ["DEFAULT_THREADS", "resolve_device", "pin_threads", "manual_seed_all", "cache_dir"]
+__all__ = ["DEFAULT_THREADS", "resolve_device", "pin_threads", "manual_seed_all", "cache_dir", "sha256_file"]
 
 #: thread count pinned by :func:`pin_threads` when called without an argument
 DEFAULT_THREADS = 2
@@ -89,3 +91,14 @@ def cache_dir() -> Path:
     path = Path(os.environ.get("RESDECAY_CACHE") or Path.home() / ".cache" / "resdecay")
     path.mkdir(parents=True, exist_ok=True)
     return path
+
+
+def sha256_file(path) -> str:
+    """The SHA-256 hex digest of the file at ``path``, read in 1 MiB blocks (a model's GGUF is
+    gigabytes: never whole in memory). The corpus tarball and the packaged models are checked
+    by it against their pinned digests."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()

