@@ -192,38 +192,3 @@ def test_cuda_agrees_with_cpu(arch):
     cpu = tiny(arch)(idx)
     gpu = build(arch, **TINY, device="cuda")(idx.cuda()).cpu()
     torch.testing.assert_close(gpu, cpu, rtol=1e-3, atol=1e-4)
-
-
-# ---- device helpers (resdecay_lib.nn.device), which build() relies on
-
-def test_resolve_device_accepts_auto_cpu_and_devices_and_rejects_the_rest():
-    from resdecay_lib.nn.device import resolve_device
-    assert resolve_device("cpu") == torch.device("cpu")
-    assert resolve_device(torch.device("cpu")) == torch.device("cpu")
-    assert resolve_device("auto").type == ("cuda" if torch.cuda.is_available() else "cpu")
-    for bad in ("gpu", 3, "mps"):
-        with pytest.raises(ValueError, match="device"):
-            resolve_device(bad)
-
-
-def test_pin_threads_sets_torch_threads_and_rejects_bad_counts():
-    from resdecay_lib.nn.device import DEFAULT_THREADS, pin_threads
-    before = torch.get_num_threads()
-    try:
-        assert pin_threads(1) == 1 and torch.get_num_threads() == 1
-        assert pin_threads() == DEFAULT_THREADS == torch.get_num_threads()
-    finally:
-        torch.set_num_threads(before)
-    for bad in (0, -1, 1.5, True):
-        with pytest.raises(ValueError, match="n must be"):
-            pin_threads(bad)
-
-
-def test_manual_seed_all_makes_torch_and_numpy_repeat():
-    import numpy as np
-    from resdecay_lib.nn.device import manual_seed_all
-    manual_seed_all(7)
-    a = torch.rand(3), np.random.rand(3)
-    manual_seed_all(7)
-    b = torch.rand(3), np.random.rand(3)
-    assert torch.equal(a[0], b[0]) and np.array_equal(a[1], b[1])

@@ -32,6 +32,15 @@ def test_write_json_atomic_writes_non_finite_floats_as_null(tmp_path):
     assert json.loads((tmp_path / "w.json").read_text()) == {"x": None, "y": [1.0]}
 
 
+def test_write_json_atomic_leaves_nothing_on_failure_and_writes_standard_json(tmp_path):
+    p = tmp_path / "r.json"
+    with pytest.raises(TypeError):
+        store.write_json_atomic({"x": object()}, p)
+    assert list(tmp_path.iterdir()) == []
+    store.write_json_atomic({"x": float("nan")}, p)
+    assert json.loads(p.read_text()) == {"x": None}
+
+
 def test_vocab_saves_at_once_do_not_collide(tmp_path):
     """CharVocab.save wrote through one fixed ``vocab.tmp``: two writers at once could rename
     each other's half-written file or fail on a vanished one."""

@@ -45,15 +45,6 @@ def test_claims_are_exclusive_and_a_dead_claim_is_taken_over(tmp_path):
     assert S.claim(tmp_path, "run") is not None
 
 
-def test_write_json_atomic_leaves_nothing_on_failure_and_writes_standard_json(tmp_path):
-    p = tmp_path / "r.json"
-    with pytest.raises(TypeError):
-        S.write_json_atomic({"x": object()}, p)
-    assert list(tmp_path.iterdir()) == []
-    S.write_json_atomic({"x": float("nan")}, p)
-    assert json.loads(p.read_text()) == {"x": None}
-
-
 def test_a_corrupt_result_is_reported_and_rerun(tmp_path, monkeypatch, seed_corpus):
     monkeypatch.setenv("RESDECAY_CACHE", str(seed_corpus(tmp_path / "cache")))
     spec = {**SPEC, "archs": ["pre_ln"], "depths": [1]}

@@ -17,6 +17,8 @@ import sys
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tools"))
+import generated  # noqa: E402  (tools/generated.py: write, or --check)
 PAGE = ROOT / "api.md"
 
 #: (module, names): the calls of a measurement, in the order a reader makes them
@@ -65,16 +67,10 @@ def page() -> str:
 
 
 def main(argv=None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    text = page()
-    if "--check" in argv:
-        if not PAGE.is_file() or PAGE.read_text(encoding="utf-8") != text:
-            print("api.md is stale: run python tools/api_page.py")
-            return 1
-        return 0
-    PAGE.write_text(text, encoding="utf-8")
-    print(f"wrote {PAGE} ({sum(len(n) for _, n in API)} calls)")
-    return 0
+    check = generated.wants_check(argv, __doc__)
+    return generated.write_or_check(PAGE, page(), check=check,
+                                    wrote=f"wrote {PAGE} ({sum(len(n) for _, n in API)} calls)",
+                                    stale="api.md is stale: run python tools/api_page.py")
 
 
 if __name__ == "__main__":

@@ -3,14 +3,16 @@
 The paragraph is resdecay_lib.book.findings.abstract(ROOT): the stored evidence and the ledger's
 verdicts, nothing typed. tests/test_findings.py fails when the README's block is stale, as
 tests/test_labels.py does for the labels page. Run after `make chapters`:
-    python tools/findings.py
+    python tools/findings.py [--check]
 """
 import pathlib
 import sys
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tools"))
 
+import generated  # noqa: E402  (tools/generated.py: write, or --check)
 from resdecay_lib.book import findings  # noqa: E402
 
 START, END = "<!-- findings:start -->", "<!-- findings:end -->"
@@ -20,7 +22,8 @@ def block() -> str:
     return f"{START}\n{findings.abstract(ROOT)}\n{END}"
 
 
-def main() -> int:
+def main(argv=None) -> int:
+    check = generated.wants_check(argv, __doc__)
     path = ROOT / "README.md"
     text = path.read_text(encoding="utf-8")
     if START not in text or END not in text:
@@ -28,9 +31,9 @@ def main() -> int:
         return 1
     head, rest = text.split(START, 1)
     _, tail = rest.split(END, 1)
-    path.write_text(head + block() + tail, encoding="utf-8")
-    print("README.md: findings written")
-    return 0
+    return generated.write_or_check(path, head + block() + tail, check=check,
+                                    wrote="README.md: findings written",
+                                    stale="README.md's findings are stale: run python tools/findings.py")
 
 
 if __name__ == "__main__":

@@ -24,6 +24,8 @@ import sys
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tools"))
+import generated  # noqa: E402  (tools/generated.py: write, or --check)
 from resdecay_lib.book import ledger  # noqa: E402  (the one reader of _toc.yml)
 PAGE = "labels"
 
@@ -218,19 +220,13 @@ def labels_on_page(text: str) -> set[str]:
     return set(re.findall(r"^\| `([^`]+)` \|", text, re.M))
 
 
-def main(argv) -> int:
-    page_path = ROOT / f"{PAGE}.md"
-    text = page()
-    if "--check" in argv:
-        current = page_path.read_text(encoding="utf-8") if page_path.exists() else ""
-        if current != text:
-            print(f"{page_path.name} is out of date: run python tools/labels.py", file=sys.stderr)
-            return 1
-        return 0
-    page_path.write_text(text, encoding="utf-8")
-    print(f"wrote {page_path} ({len(labels_on_page(text))} labels)")
-    return 0
+def main(argv=None) -> int:
+    check = generated.wants_check(argv, __doc__)
+    path, text = ROOT / f"{PAGE}.md", page()
+    return generated.write_or_check(path, text, check=check,
+                                    wrote=f"wrote {path} ({len(labels_on_page(text))} labels)",
+                                    stale=f"{path.name} is out of date: run python tools/labels.py")
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(main())
