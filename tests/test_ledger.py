@@ -9,8 +9,11 @@ import random
 import re
 
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
-from resdecay_lib.book import ledger
+from resdecay_lib.book import evidence as E, ledger
+from resdecay_lib.stats import inference
 from resdecay_lib.book.ledger import CLAIMS, VERDICTS, Verdict, evaluate, read_evidence
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -426,3 +429,26 @@ def test_every_claim_quotes_the_card_verbatim_and_declares_its_statistic():
     for c in ledger.CLAIMS:
         assert c.card and " ".join(c.card.split()) in card, (c.id, c.card)
         assert c.primary and c.margin and c.family, c.id
+
+
+# ----------------------------------------------------------------------------- one TOST
+
+@given(m=st.floats(-3, 3), se=st.floats(0, 1), ref=st.floats(-3, 3), widen=st.floats(-0.5, 0.5),
+       df=st.integers(2, 60), alpha=st.sampled_from([0.05, 0.025, 0.05 / 17]))
+@settings(max_examples=300, deadline=None)
+def test_the_ledgers_frozen_tost_decides_as_the_library_tost(m, se, ref, widen, df, alpha):
+    """The ledger's ``_tost`` is part of registered rules (its code is in their fingerprints),
+    so it stays as declared; it must decide exactly as the library's one TOST, an interval
+    wholly within (or outside) the margin: ``stats.inference.within_margin`` / ``outside_margin``
+    on [m - t se - |w|, m + t se + |w|]."""
+    e, dfe = E.TRAINED_EXP_PRE_LN, E.EXP_T_DF
+    ev = {e: m, e.se: se, dfe: df}
+    margin = ledger.EXP_MARGIN
+    half = inference.t_quantile(1 - alpha, df) * se + abs(widen)
+    lo, hi = m - half, m + half
+    # a knife-edge (an end within rounding of a margin's end) may fall either way
+    assume(min(abs(lo - (ref - margin)), abs(hi - (ref + margin)), abs(lo - (ref + margin)),
+               abs(hi - (ref - margin))) > 1e-9)
+    eq, out, _ = ledger._tost(ev, e, ref, alpha, dfe, widen=widen)
+    assert (eq, out) == (inference.within_margin(lo, hi, ref, margin),
+                         inference.outside_margin(lo, hi, ref, margin))

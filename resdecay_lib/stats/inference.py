@@ -122,7 +122,7 @@ def equivalent(values, reference: float, margin: float, alpha: float = 0.05) -> 
     reference + margin]. Returns (decision, that interval).
     """
     iv = t_interval(values, 1 - 2 * alpha)
-    return (reference - margin <= iv.lo and iv.hi <= reference + margin), iv
+    return within_margin(iv.lo, iv.hi, reference, margin), iv
 
 
 def _check_interval(lo, hi) -> None:
