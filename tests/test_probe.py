@@ -447,3 +447,24 @@ def test_gram_of_independent_summands_is_near_diagonal():
     assert np.allclose(np.diag(G), 1.0, atol=0.05)  # variance 1 - 1/D after centring
     off = G[~np.eye(5, dtype=bool)]
     assert np.abs(off).max() < 5 / math.sqrt(8 * 16 * 256)  # ~5 standard errors of a correlation
+
+
+# ----------------------------------------------------------------------------- one mask rule
+
+def test_every_measurement_drops_a_sequence_with_no_token_and_raises_when_none_is_left():
+    g = torch.Generator().manual_seed(3)
+    x = torch.randn(4, 3, 5, 8, generator=g).cumsum(0)           # [L+1, B, T, D]
+    mask = torch.ones(3, 5)
+    mask[1] = 0                                                   # an empty text in a padded batch
+    mask[2, 3:] = 0
+    rest = x[:, [0, 2]]
+    kept_mask = mask[[0, 2]]
+    lc, lc_rest = probe.layer_change(x, mask=mask), probe.layer_change(rest, mask=kept_mask)
+    assert lc.n_sequences == 2 and np.allclose(lc.omega_sq, lc_rest.omega_sq)
+    rc, rc_rest = probe.rms_change(x, mask=mask), probe.rms_change(rest, mask=kept_mask)
+    assert rc.per_sequence.shape == (2, 3) and np.allclose(rc.change, rc_rest.change)
+    assert np.allclose(rc.change_se, rc_rest.change_se)
+    assert np.allclose(probe.angular_distances(x, mask=mask), probe.angular_distances(rest, mask=kept_mask))
+    for fn in (probe.layer_change, probe.rms_change, probe.angular_distances):
+        with pytest.raises(ValueError, match="mask excludes every token"):
+            fn(x, mask=torch.zeros(3, 5))

@@ -734,7 +734,8 @@ def layer_change(stream: torch.Tensor, mask=None, eps: float = LN_EPS) -> LayerC
     ----------
     stream : Tensor [L+1, B, T, D] (or [L+1, B, D]), as returned by :func:`residual_stream`.
     mask : optional bool/0-1 tensor or array [B, T]; tokens where it is 0 are excluded
-        (padding). Sequences with no token left are dropped.
+        (padding). Sequences with no token left are dropped; a mask that excludes every token
+        raises (the one mask rule of this module, :func:`_token_weights`).
 
     >>> x = torch.zeros(3, 1, 1, 4); x[0, 0, 0] = torch.tensor([1., -1, 1, -1])
     >>> x[1] = x[0]; x[2] = 2 * x[0]
@@ -788,19 +789,8 @@ def _change_from_sums(s, q, c, D, mask, eps) -> LayerChange:
     omega = va / (va + eps) + vb / (vb + eps) - 2.0 * cov / np.sqrt((va + eps) * (vb + eps))
     omega = np.maximum(omega, 0.0)
 
-    if mask is None:
-        w = np.ones((B, T))
-    else:
-        w = np.asarray(mask.detach().cpu() if isinstance(mask, torch.Tensor) else mask, dtype=np.float64)
-        if w.shape != (B, T):
-            raise ValueError(f"mask must have shape [B, T] = {(B, T)}, got {w.shape}")
-        if not np.all(np.isfinite(w)) or np.any(w < 0):
-            raise ValueError("mask must hold finite non-negative weights (1: keep a token, 0: drop it)")
-    counts = w.sum(1)                                    # (B,)
-    keep = counts > 0
-    if not keep.any():
-        raise ValueError("mask excludes every token")
-    w, counts = w[keep], counts[keep]
+    w, keep = _token_weights(mask, B, T)
+    counts = w.sum(1)                                    # (B',)
     nseq = int(keep.sum())
 
     def stats(per_token):                                # (L, B, T) -> per-seq (B', L)
@@ -820,16 +810,24 @@ def _change_from_sums(s, q, c, D, mask, eps) -> LayerChange:
                        n_tokens=int(w.sum()), per_sequence=per, **out)
 
 
-def _token_weights(mask, B, T):
-    """0/1 weights [B, T] from an optional mask, with the checks of :func:`layer_change`."""
+def _token_weights(mask, B, T) -> tuple[np.ndarray, np.ndarray]:
+    """The one mask rule of every measurement here: (weights [B', T], kept [B] bool).
+
+    ``mask`` [B, T] (None: every token) holds finite non-negative token weights, 0 excluding a
+    token (padding); a sequence with no token left is dropped (``kept`` False: an empty text
+    in a padded batch), and a mask that excludes every token raises ``ValueError``. The
+    weights of the kept sequences are returned."""
     if mask is None:
-        return np.ones((B, T))
+        return np.ones((B, T)), np.ones(B, dtype=bool)
     w = np.asarray(mask.detach().cpu() if isinstance(mask, torch.Tensor) else mask, dtype=np.float64)
     if w.shape != (B, T):
         raise ValueError(f"mask must have shape [B, T] = {(B, T)}, got {w.shape}")
-    if not np.all(np.isfinite(w)) or np.any(w < 0) or not w.sum(1).all():
-        raise ValueError("mask must hold finite non-negative weights with at least one token per sequence")
-    return w
+    if not np.all(np.isfinite(w)) or np.any(w < 0):
+        raise ValueError("mask must hold finite non-negative weights (1: keep a token, 0: drop it)")
+    kept = w.sum(1) > 0
+    if not kept.any():
+        raise ValueError("mask excludes every token")
+    return w[kept], kept
 
 
 def _check_stream(stream) -> torch.Tensor:
@@ -879,15 +877,17 @@ def rms_change(stream: torch.Tensor, gains=None, mask=None, eps: float = 1e-6,
             raise ValueError(f"gains must be a finite [L, D] = {(L1 - 1, D)} array (one reader's gain "
                              f"per block), got shape {tuple(g.shape)}")
         g2 = g * g
-    w = _token_weights(mask, B, T)
-    per_token = np.empty((L1 - 1, B, T))
-    for b in range(B):                       # one sequence at a time: [L+1, T, D] float64
-        xb = x[:, b].double()
+    w, kept = _token_weights(mask, B, T)
+    seqs = np.flatnonzero(kept)
+    per_token = np.empty((L1 - 1, len(seqs), T))
+    for i, b in enumerate(seqs):             # one sequence at a time: [L+1, T, D] float64
+        xb = x[:, int(b)].double()
         u = xb * torch.rsqrt(xb.pow(2).mean(-1, keepdim=True) + eps) if normalise else xb
         d2 = (u[1:] - u[:-1]).pow(2)                         # [L, T, D]
-        per_token[:, b] = (d2 * g2[:, None, :]).mean(-1).numpy()
-    per_seq = (per_token * w[None]).sum(-1).T / w.sum(1)[:, None]   # [B, L]
-    se = per_seq.std(0, ddof=1) / np.sqrt(B) if B > 1 else np.full(L1 - 1, np.nan)
+        per_token[:, i] = (d2 * g2[:, None, :]).mean(-1).numpy()
+    per_seq = (per_token * w[None]).sum(-1).T / w.sum(1)[:, None]   # [B', L]
+    n = len(seqs)
+    se = per_seq.std(0, ddof=1) / np.sqrt(n) if n > 1 else np.full(L1 - 1, np.nan)
     return NormChange(np.arange(1, L1, dtype=np.int64), per_seq.mean(0), se, per_seq,
                       gains is not None)
 
@@ -902,7 +902,10 @@ def angular_distances(stream: torch.Tensor, mask=None) -> np.ndarray:
     """
     x = _check_stream(stream)
     L1, B, T, D = x.shape
-    w = _token_weights(mask, B, T).reshape(-1)
+    w_kept, kept = _token_weights(mask, B, T)
+    w = np.zeros((B, T))
+    w[kept] = w_kept                         # a dropped sequence weighs nothing
+    w = w.reshape(-1)
     flat = x.reshape(L1, B * T, D)
     total = np.zeros((L1, L1))
     for i in range(0, B * T, _CHUNK):
