@@ -21,7 +21,8 @@ crossing modules)::
 * ``nn``: ``nn.config`` (the model's configuration, no torch: ``ARCH_NAMES``, ``GPTConfig``),
   ``nn.models`` (one block class per norm placement, the registry ``ARCHS``), ``nn.probe``
   (residual-stream capture with hooks, per-layer metrics, Gram matrices, ``probe.exponent``),
-  ``nn.evaluation`` (validation losses, block ablations), ``nn.pretrained`` (offline loaders
+  ``nn.hooks`` (removing and replaying blocks), ``nn.evaluation`` (validation losses, block
+  ablations), ``nn.pretrained`` (offline loaders
   for pretrained models shipped in PyPI wheels), ``nn.quantise``, ``nn.device`` (where torch
   runs, thread pinning, seeds, the cache folder)
 * ``training``: ``training.config`` (``TrainConfig``, ``RunPlan``; no torch),

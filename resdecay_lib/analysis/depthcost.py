@@ -37,12 +37,12 @@ from __future__ import annotations
 
 import math
 import sys
-from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
 import torch
 
+from ..nn.hooks import patched_blocks
 from ..nn.probe import batches, check_inputs, progress_bar
 from ..stats import inference as stats
 from ..stats.exponents import half_ratio, halves
@@ -143,34 +143,6 @@ def _values(pre, kind, h, batch, mask, ref=None):
     return out
 
 
-@contextmanager
-def _patched(blocks, replay: dict, removed: set, formats: dict):
-    """Replace ``forward`` of replayed blocks (return their recorded output) and removed blocks
-    (return their input, in the format of their output) for one call."""
-    saved = {}
-
-    def identity(j):
-        def forward(*args, **kwargs):
-            x = args[0] if args else kwargs["hidden_states"]
-            return x if formats[j] is None else (x,) + formats[j]
-        return forward
-
-    try:
-        for j, out in replay.items():
-            saved[j] = blocks[j].__dict__.get("forward")
-            blocks[j].forward = (lambda o: (lambda *a, **k: o))(out)
-        for j in removed:
-            saved[j] = blocks[j].__dict__.get("forward")
-            blocks[j].forward = identity(j)
-        yield
-    finally:
-        for j, f in saved.items():
-            if f is None:
-                del blocks[j].forward
-            else:
-                blocks[j].forward = f
-
-
 def _record(pre, batch):
     """One intact forward: every block's raw output, and the last hidden state."""
     outputs = {}
@@ -234,8 +206,8 @@ def removal_costs(pre, inputs: dict, mask, sets, batch_size: int = 8,
                 print(f"{pre.name}: batch {i + 1}/{n_batches}, {len(sets)} removals", file=sys.stderr, flush=True)
             for s in sets:
                 first = s[0] - 1
-                with _patched(pre.blocks, {j: outputs[j] for j in range(first)},
-                              {k - 1 for k in s}, formats):
+                with patched_blocks(pre.blocks, removed={k - 1 for k in s},
+                                    replay={j: outputs[j] for j in range(first)}, formats=formats):
                     hs = _hidden(pre, batch)
                 rows.append(_values(pre, kind, hs, batch, m, ref if kind == "embedding" else None))
             value.append(np.stack(rows))

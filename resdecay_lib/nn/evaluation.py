@@ -4,8 +4,8 @@
   evaluation window, float64 [n].
 * :func:`evaluate` -- their mean and standard error over windows.
 * :func:`ablation_losses` -- the loss with block k removed (its residual update dropped:
-  a forward hook returns the block's input), k = 1..L, paired with the intact loss on the
-  same windows.
+  it returns its input, :func:`resdecay_lib.nn.hooks.patched_blocks`), k = 1..L, paired with
+  the intact loss on the same windows.
 
 The model is only called; nothing here knows how it was trained.
 """
@@ -18,6 +18,7 @@ import torch
 import torch.nn.functional as F
 
 from ..checks import Instance, Int, Tensor, accepts
+from .hooks import patched_blocks
 from .models import check_token_ids, vocab_size_of
 
 #: the domains of the windows' parameters, declared once for every function here
@@ -90,7 +91,7 @@ def evaluate(model, x, y) -> dict:
 
 @accepts(model=_MODEL, x=_IDS, y=_IDS)
 def ablation_losses(model, x, y) -> dict:
-    """Loss with block k removed (a forward hook returns the block's input), k = 1..L.
+    """Loss with block k removed (it returns its input: :func:`~resdecay_lib.nn.hooks.patched_blocks`), k = 1..L.
 
     Returns per-k mean losses ``loss``, the increase over the intact model ``delta`` and its
     standard error ``delta_se`` over windows (paired: the same windows with and without the
@@ -102,12 +103,9 @@ def ablation_losses(model, x, y) -> dict:
         raise ValueError("model must have a non-empty list of residual blocks, model.blocks")
     base = window_losses(model, x, y)
     loss, delta, delta_se, per_window = [], [], [], []
-    for block in model.blocks:
-        handle = block.register_forward_hook(lambda m, args, out: args[0])
-        try:
+    for k in range(len(blocks)):
+        with patched_blocks(blocks, removed={k}):
             per = window_losses(model, x, y)
-        finally:
-            handle.remove()
         d = per - base
         loss.append(float(per.mean()))
         delta.append(float(d.mean()))
