@@ -35,7 +35,7 @@ import os
 from pathlib import Path
 from types import MappingProxyType
 
-__all__ = ["check_int", "check_real", "cli_int", "ArgumentTypeError", "Domain", "Int",
+__all__ = ["check_int", "check_real", "check_items", "cli_int", "ArgumentTypeError", "Domain", "Int",
            "Real", "Flag", "OneOf", "Text", "Name", "PathArg", "Instance", "Callable", "Array",
            "Tensor", "Ints", "DeviceName", "accepts", "check_fields", "declare", "domains_of", "DECLARED", "show",
            "check_out_file", "check_out_dir", "one_line"]
@@ -67,6 +67,20 @@ def check_real(name: str, value, lo: float = -math.inf, hi: float = math.inf, *,
     str, None, an array) raises :class:`ArgumentTypeError`; NaN, an infinity or a value outside
     the interval ``ValueError``. The message names the parameter."""
     return float(Real(lo, hi, lo_open=lo_open, hi_open=hi_open).check(name, value))
+
+
+def check_items(name: str, value, types, what: str) -> list:
+    """``value`` as a list whose every item is an instance of ``types`` (a class or a tuple):
+    any iterable but a str, bytes, a dict or one such item alone; :class:`ArgumentTypeError`
+    naming ``name`` (and the first bad item's index) otherwise. ``what`` names one item ("a
+    Claim")."""
+    if isinstance(value, (str, bytes, dict, types)) or not hasattr(value, "__iter__"):
+        raise ArgumentTypeError(f"{name} must be a list of {what.split(' ', 1)[-1]}, got {type(value).__name__} {show(value)}")
+    items = list(value)
+    for i, item in enumerate(items):
+        if not isinstance(item, types):
+            raise ArgumentTypeError(f"{name}[{i}] must be {what}, got {type(item).__name__} {show(item)}")
+    return items
 
 
 def cli_int(option: str, text, lo: int, hi: int) -> int:

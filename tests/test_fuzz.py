@@ -55,7 +55,7 @@ NO_DOMAIN = {
     "NonFiniteLoss": "an exception", "CheckpointUnreadable": "an exception",
     "CheckpointMismatch": "an exception", "CorpusUnavailable": "an exception",
     "MissingPackage": "an exception", "EngineUnavailable": "an exception",
-    "TInterval": "a result record", "ClaimResult": "a result record", "ZCheck": "a result record",
+    "TInterval": "a result record", "HypothesisResult": "a result record", "ZCheck": "a result record",
     "RankCorr": "a result record", "LayerChange": "a result record", "NormChange": "a result record",
     "SweepSpec": "made by load_sweep, which validates it", "Corpus": "made by load_corpus",
     "Pretrained": "made by the loaders", "GPT": "made by build (GPTConfig's domains)",
@@ -87,7 +87,7 @@ STREAM = torch.randn(4, 3, 2, 8, generator=torch.Generator().manual_seed(0))
 TOKENS = (np.arange(200) % 5).astype(np.uint8)
 VOCAB = data.CharVocab.from_text("abc")
 R = stats.Replicates([1.0, 2.0, 3.5])
-CLAIM = stats.Claim("t", "equivalent", R, 2.0, 1.0)
+CLAIM = stats.Hypothesis("t", "equivalent", R, 2.0, 1.0)
 _rng = np.random.default_rng(0)
 COST = depthcost.RemovalCost("next_token", ((1,), (2,), (3,), (4,)), 2 + 0.1 * _rng.random(6),
                              2.5 + _rng.random((4, 6)))
@@ -231,7 +231,7 @@ EXAMPLES = {
     "stats.inference.Family": (dict(m=3, alpha=0.05), True),
     "stats.inference.Replicates.__init__": (dict(values=[1.0, 2.0, 3.5]), True),
     "stats.inference.Replicates.interval": (dict(self=R, level=0.9), True),
-    "stats.inference.Claim": (dict(text="t", kind="equivalent", x=R, ref=2.0, margin=1.0), True),
+    "stats.inference.Hypothesis": (dict(text="t", kind="equivalent", x=R, ref=2.0, margin=1.0), True),
     "stats.inference.run_family": (dict(claims=[CLAIM], alpha=0.05), True),
     "stats.inference.z_check": (dict(z=[1.0, -2.0], alpha=0.01), True),
     "stats.inference.spearman": (dict(x=[1.0, 2.0, 3.0, 4.0], y=[1.0, 3.0, 2.0, 5.0]), True),

@@ -122,12 +122,12 @@ class _Fixed:
 
 
 def test_run_family_reads_each_claim_at_its_corrected_level():
-    claims = [stats.Claim("close", "equivalent", _Fixed(-0.95, 0.02), -1.0, margin=0.1),
-              stats.Claim("far", "equivalent", _Fixed(-0.5, 0.02), -1.0, margin=0.1),
-              stats.Claim("straddles", "equivalent", _Fixed(-0.9, 0.05), -1.0, margin=0.1),
-              stats.Claim("differs", "differs", _Fixed(-0.9, 0.02), -1.0),
-              stats.Claim("above", "above", _Fixed(0.0, 0.01), _Fixed(-1.0, 0.05)),
-              stats.Claim("not below", "below", _Fixed(-0.99, 0.05), _Fixed(-1.0, 0.05))]
+    claims = [stats.Hypothesis("close", "equivalent", _Fixed(-0.95, 0.02), -1.0, margin=0.1),
+              stats.Hypothesis("far", "equivalent", _Fixed(-0.5, 0.02), -1.0, margin=0.1),
+              stats.Hypothesis("straddles", "equivalent", _Fixed(-0.9, 0.05), -1.0, margin=0.1),
+              stats.Hypothesis("differs", "differs", _Fixed(-0.9, 0.02), -1.0),
+              stats.Hypothesis("above", "above", _Fixed(0.0, 0.01), _Fixed(-1.0, 0.05)),
+              stats.Hypothesis("not below", "below", _Fixed(-0.99, 0.05), _Fixed(-1.0, 0.05))]
     res = stats.run_family(claims)
     fam = stats.Family(6)
     assert [r.level for r in res] == [fam.tost_level] * 3 + [fam.diff_level] * 3
@@ -141,12 +141,12 @@ def test_replicates_give_t_intervals_at_any_level_and_claims_check_their_kind():
     r = stats.Replicates([1.0, 2.0, 3.0])
     assert r.estimate == 2.0 and r.interval(0.95) == pytest.approx((-0.4841, 4.4841), abs=1e-4)
     with pytest.raises(ValueError, match="kind"):
-        stats.Claim("x", "similar", r, 1.0)
+        stats.Hypothesis("x", "similar", r, 1.0)
     with pytest.raises(ValueError, match="margin"):
-        stats.Claim("x", "equivalent", r, 1.0)
+        stats.Hypothesis("x", "equivalent", r, 1.0)
 
 
 def test_above_a_number_is_read_from_the_difference_interval():
-    res = stats.run_family([stats.Claim("gain", "above", stats.Replicates([1.9, 2.0, 2.1]), 0.0),
-                            stats.Claim("no gain", "above", stats.Replicates([-1.0, 0.5, 2.0]), 0.0)])
+    res = stats.run_family([stats.Hypothesis("gain", "above", stats.Replicates([1.9, 2.0, 2.1]), 0.0),
+                            stats.Hypothesis("no gain", "above", stats.Replicates([-1.0, 0.5, 2.0]), 0.0)])
     assert [r.shown for r in res] == [True, False] and res[0].ref_text == "0.000"

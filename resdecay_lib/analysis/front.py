@@ -352,7 +352,7 @@ def write_predictions(path, root=".", sweep_file="configs/train_long.toml", arch
     runs = [r for r in sw.cell(arch, L) if r["seed"] in seeds]
     if sorted(r["seed"] for r in runs) != sorted(seeds):
         raise ValueError(f"{arch} at L = {L}: stored seeds {sorted(r['seed'] for r in runs)}, need {sorted(seeds)}")
-    grams = {r["name"]: results.gram(r, step) for r in runs}
+    grams = {r["name"]: results.gram_at(r, step) for r in runs}
     measured = {r["name"]: results.omega_per_sequence(r, step).mean(0) for r in runs}
     out = {"what": "predictions of trained Pre-LN's per-layer change past depth 24 (issue 23), "
                    "written before any deeper run; resdecay_lib.analysis.front",

@@ -55,7 +55,7 @@ from ..stats.exponents import FRONT_BLOCKS, TAIL_BLOCKS
 from ..training.store import load_sweep, result_path, run_id, sweep_runs
 
 __all__ = ["OUTLIER_Z", "DRIFT_MARGIN", "PART", "Sweep", "choose_lr", "choose_lr_two_stage",
-           "flag_runs", "final_loss", "at_step", "omega_per_sequence", "gram", "rho",
+           "flag_runs", "final_loss", "at_step", "omega_per_sequence", "gram_at", "rho",
            "convention", "reference_exponent", "curve_exponent", "seed_exponents",
            "curvature", "rc_from_gram", "predictions", "prediction_log_errors", "departure",
            "ablation", "ablation_trend", "loss_at_flops", "ladder_steps", "depth_law",
@@ -310,8 +310,9 @@ def omega_per_sequence(r: dict, step: int) -> np.ndarray:
     return np.asarray(at_step(r, step)["measure"][part_of(r["config"]["arch"])]["omega_sq_per_sequence"])
 
 
-def gram(r: dict, step: int) -> np.ndarray:
-    """[L+1, L+1] Gram matrix of the summands (embedding, block outputs) at ``step``."""
+def gram_at(r: dict, step: int) -> np.ndarray:
+    """[L+1, L+1] Gram matrix of the summands (embedding, block outputs) stored in run ``r`` at
+    ``step`` (measured there by :func:`resdecay_lib.nn.probe.gram`, which computes one from a stream)."""
     _run_field(at_step(r, step), "measure", part_of(_run_field(r, "config", "arch")), "gram",
                name=f"r['checkpoints'][step={step}]", run=r["name"])
     return np.asarray(at_step(r, step)["measure"][part_of(r["config"]["arch"])]["gram"])
@@ -741,7 +742,7 @@ def exponent_fit(sweep: Sweep, arch: str, L: int, step: int, k_min: int = 2, exc
         raise TooFewSeeds(f"{arch} at L = {L} has {len(cell)} kept seeds; an interval needs 3")
     curves = np.array([omega_per_sequence(r, step).mean(0) for r in cell])
     slopes = [curve_exponent(c, k_min) for c in curves]
-    rh = float(np.mean([rho(gram(r, step)) for r in cell]))
+    rh = float(np.mean([rho(gram_at(r, step)) for r in cell]))
     ec = convention(rh)
     kr = max(k_min, 2)  # the seed convention starts at k = 2
     ref = reference_exponent(k_min if ec else kr, L, ec)

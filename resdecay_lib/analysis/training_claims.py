@@ -92,13 +92,13 @@ def exponent_evidence(sweep: R.Sweep) -> dict:
         out[ref_e] = {"value": f.reference}
         out[shift_e] = {"value": max(abs(fits[km].interval.mean - f.interval.mean) for km in (3, 4))}
     emb = R.exponent_fit(sweep, "pre_ln", L, final, 2, excluded).embedding_counted
-    splits = [R.exponent_split(R.gram(r, final), R.omega_per_sequence(r, final).mean(0), emb) for r in cell]
+    splits = [R.exponent_split(R.gram_at(r, final), R.omega_per_sequence(r, final).mean(0), emb) for r in cell]
     out[E.SPLIT_CORR_SHARE] = _iv([s["corr_share"] for s in splits], 0.95)
     for e, key in ((E.SPLIT_EXP_THEOREM, "exp_theorem"), (E.SPLIT_EXP_HETERO, "exp_hetero"),
                    (E.SPLIT_EXP_CORR, "exp_corr"), (E.SPLIT_EXP_FULL, "exp_full"),
                    (E.SPLIT_EXP_MEASURED, "exp_measured")):
         out[e] = {"value": float(np.mean([s[key] for s in splits]))}
-    out[E.VAR_EXP_TOY] = _iv([R.block_variance_exponent(R.gram(r, final)) for r in cell], 1 - 0.05 / 3)
+    out[E.VAR_EXP_TOY] = _iv([R.block_variance_exponent(R.gram_at(r, final)) for r in cell], 1 - 0.05 / 3)
     return out
 
 
@@ -132,7 +132,7 @@ def cost_evidence(sweep: R.Sweep, deep_runs=()) -> dict:
     else:
         out[E.HALF_RATIO_TOY] = {"value": NAN, "lo": NAN, "hi": NAN}
     if cell:
-        rho = float(np.mean([R.rho(R.gram(r, final)) for r in cell]))
+        rho = float(np.mean([R.rho(R.gram_at(r, final)) for r in cell]))
         out[E.HALF_RATIO_REF_TOY] = {"value": R.theorem_half_ratio(TRAINED_L, R.convention(rho))}
     else:
         out[E.HALF_RATIO_REF_TOY] = {"value": NAN}

@@ -42,6 +42,7 @@ import pathlib
 from dataclasses import dataclass, field
 from typing import Callable, Mapping
 
+from ..checks import check_items
 from . import evidence as E
 from ..stats import inference as stats
 from .evidence import Evidence
@@ -989,12 +990,7 @@ def evaluate(evidence: Mapping[str, float], claims=None, seed_set: str | None = 
         if not isinstance(k, str) or not isinstance(v, numbers.Real):
             raise TypeError(f"evidence must map names (str) to numbers, got {k!r}: {v!r}"[:200])
     if claims is not None:
-        if isinstance(claims, (str, bytes, Claim)) or not hasattr(claims, "__iter__"):
-            raise TypeError(f"claims must be a list of Claim, got {type(claims).__name__}")
-        claims = list(claims)
-        for i, c in enumerate(claims):
-            if not isinstance(c, Claim):
-                raise TypeError(f"claims[{i}] must be a Claim, got {type(c).__name__}")
+        claims = check_items("claims", claims, Claim, "a Claim")
     if seed_set is not None:
         evidence = on_seed_set(evidence, seed_set)
     return [(c, c.verdict(evidence)) for c in (CLAIMS if claims is None else claims)]

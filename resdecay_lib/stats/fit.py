@@ -53,7 +53,7 @@ class PowerLawFit:
 
     @property
     def estimate(self) -> float:
-        """The fitted exponent (the protocol of stats.Claim)."""
+        """The fitted exponent (the protocol of stats.inference.Hypothesis)."""
         return self.exponent
 
     def interval(self, level: float) -> tuple[float, float]:

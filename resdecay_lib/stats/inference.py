@@ -11,8 +11,8 @@
   the two one-sided tests), wholly outside (not equivalent), or neither (undetermined).
 * :func:`bonferroni` -- the per-test level a / m of m tests at family-wise level a;
   :class:`Family` -- the interval levels its equivalence (TOST) and difference tests read;
-  :func:`run_family` -- a chapter's claims as one such family (:class:`Claim` in,
-  :class:`ClaimResult` out), :func:`family_markdown` -- their table.
+  :func:`run_family` -- a chapter's claims as one such family (:class:`Hypothesis` in,
+  :class:`HypothesisResult` out), :func:`family_markdown` -- their table.
 * :class:`Replicates` -- per-seed values with :meth:`Replicates.interval` at any level (the
   same protocol as :class:`resdecay_lib.stats.fit.PowerLawFit`: ``estimate`` and ``interval``).
 * :func:`z_check` -- a family of z statistics of a Monte Carlo check against its
@@ -32,7 +32,7 @@ import numpy as np
 from scipy.stats import rankdata as _rankdata
 from scipy.stats import t as _scipy_t
 
-from ..checks import Array, Int, OneOf, Real, Text, accepts, check_fields, declare, show
+from ..checks import Array, Int, OneOf, Real, Text, accepts, check_fields, check_items, declare, show
 from ..maths.gaussian import bonferroni_z_crit
 
 #: the domains several functions here share, declared once
@@ -46,7 +46,7 @@ _MARGIN = Real(0)                                         # an equivalence margi
 _REPLICATES = Array(1, 3, what="a 1-D array of at least 3 finite replicates (seeds)")
 
 __all__ = ["t_cdf", "t_quantile", "TInterval", "t_interval", "equivalent", "within_margin", "outside_margin",
-           "margin_verdict", "bonferroni", "Family", "Replicates", "Claim", "ClaimResult", "run_family",
+           "margin_verdict", "bonferroni", "Family", "Replicates", "Hypothesis", "HypothesisResult", "run_family",
            "family_markdown", "ZCheck", "z_check", "spearman"]
 
 
@@ -226,7 +226,7 @@ _KINDS = {"equivalent": "tost_level", "differs": "diff_level", "above": "diff_le
 
 @declare
 @dataclass(frozen=True)
-class Claim:
+class Hypothesis:
     """One claim of a chapter about an estimate ``x`` (anything with ``estimate`` and
     ``interval(level)``: a :class:`~resdecay_lib.stats.fit.PowerLawFit`, :class:`Replicates`).
 
@@ -261,7 +261,7 @@ class Claim:
 
 
 @dataclass(frozen=True)
-class ClaimResult:
+class HypothesisResult:
     """A claim's verdict: ``shown`` (the family's test establishes it) and ``word``
     (equivalent / not equivalent / undetermined; shown / not shown), with the interval read."""
     text: str
@@ -278,12 +278,7 @@ class ClaimResult:
 @accepts(alpha=_TOST_ALPHA)
 def run_family(claims, alpha: float = 0.05) -> list:
     """Every claim of ``claims`` tested as one Bonferroni family at family-wise ``alpha``."""
-    if isinstance(claims, (str, bytes, dict)) or not hasattr(claims, "__iter__"):
-        raise TypeError(f"claims must be a list of Claim, got {type(claims).__name__}")
-    claims = list(claims)
-    for i, c in enumerate(claims):
-        if not isinstance(c, Claim):
-            raise TypeError(f"claims[{i}] must be a Claim, got {type(c).__name__} {show(c)}")
+    claims = check_items("claims", claims, Hypothesis, "a Hypothesis")
     fam = Family(len(claims), alpha)
     out = []
     for c in claims:
@@ -304,7 +299,7 @@ def run_family(claims, alpha: float = 0.05) -> list:
                 ref_text = f"[{rlo:.3f}, {rhi:.3f}]"
             shown = lo > rhi if c.kind == "above" else hi < rlo
             word = "shown" if shown else "not shown"
-        out.append(ClaimResult(c.text, c.kind, float(c.x.estimate), lo, hi, ref_text, level, shown, word))
+        out.append(HypothesisResult(c.text, c.kind, float(c.x.estimate), lo, hi, ref_text, level, shown, word))
     return out
 
 
