@@ -33,8 +33,13 @@ crossing modules)::
   (one run measured through training), ``training.sweep`` (grids of runs over any executor),
   ``training.engines`` (local, Dask and SLURM executors)
 * ``book``: ``book.evidence`` (every value a verdict reads, declared once, and the glue that
-  writes it), ``book.ledger`` (the claims and their rules), ``book.preregistration`` (the
-  rules' fingerprints), ``book.findings``, ``book.plots`` (the book's figure kinds)
+  writes it); the claims ledger by job: ``book.verdicts`` (``Verdict``, ``Claim``, the verdict
+  words), ``book.notebooks`` (the glued evidence and the table of contents, read from the
+  stored notebooks), ``book.rules`` (one rule per claim, with its helpers and margins),
+  ``book.claims`` (the catalogue ``CLAIMS``), ``book.render`` (verdicts in MyST Markdown),
+  ``book.ledger`` (the evaluation; the one face the chapters import, re-exporting the others'
+  names); ``book.preregistration`` (the rules' fingerprints), ``book.findings``,
+  ``book.plots`` (the book's figure kinds)
 * ``analysis``: ``analysis.training_analysis`` (stored sweeps and the analysis the training
   chapters rest on), ``analysis.pretrained_analysis`` (Chapter 9: the pretrained models'
   measurements and their exponent reports), ``analysis.depthcost`` (skip and removal costs),
