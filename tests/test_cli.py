@@ -14,7 +14,7 @@ import pytest
 import torch
 
 from resdecay_lib import __version__
-from resdecay_lib.nn import probe, pretrained
+from resdecay_lib.nn import pretrained, probe, progress
 from resdecay_lib.training import train as T
 from resdecay_lib.__main__ import main
 
@@ -187,7 +187,7 @@ def test_a_run_resumed_from_its_checkpoint_says_resumed_from_step_n(tmp_path, ca
 
 
 def test_training_in_a_log_prints_periodic_progress_lines(tmp_path, capsys, monkeypatch):
-    monkeypatch.setattr(probe, "PROGRESS_EVERY_S", 0.0)          # a line at every step
+    monkeypatch.setattr(progress, "PROGRESS_EVERY_S", 0.0)       # a line at every step
     T.train(_cfg_of(TRAIN))                                       # progress None; stderr is not a terminal
     lines = [line for line in capsys.readouterr().err.splitlines() if line.startswith("pre_ln_L1_s0: ")]
     assert [line.split(",")[0] for line in lines] == [f"pre_ln_L1_s0: {i}/4 ({25 * i}%)" for i in (1, 2, 3, 4)]

@@ -39,13 +39,13 @@ from resdecay_lib.training import baselines, data, engines, runs, store, sweep, 
 from resdecay_lib.training import config as train_config  # noqa: E402
 from resdecay_lib.nn import config as nn_config  # noqa: E402
 from resdecay_lib.analysis import depthcost, pretrained_analysis as realmodels, recheck  # noqa: E402
-from resdecay_lib.nn import evaluation, models, pretrained, probe, quantise  # noqa: E402
+from resdecay_lib.nn import evaluation, hooks, metrics, models, pretrained, probe, progress, quantise  # noqa: E402
 from resdecay_lib.stats import inference as stats  # noqa: E402
 from resdecay_lib.__main__ import main  # noqa: E402
 
 #: the modules whose public functions declare their domains
-MODULES = (baselines, data, depthcost, engines, evaluation, models, pretrained, probe, quantise, realmodels,
-           recheck, runs, stats, sweep, train, store, train_config, nn_config)
+MODULES = (baselines, data, depthcost, engines, evaluation, hooks, metrics, models, pretrained, probe, progress,
+           quantise, realmodels, recheck, runs, stats, sweep, train, store, train_config, nn_config)
 
 #: public names that declare no domain, and why
 NO_DOMAIN = {
@@ -66,6 +66,7 @@ NO_DOMAIN = {
     "replacing": "a context manager over a path, for write_atomic (declared) and the checkpoints",
     "pid_alive": "any process id: os.kill's own check", "validate_config": "checks a GPTConfig (its DOMAINS)",
     "gram": "checks its one argument inline (a tensor or an array, [L+1, B, T, D] or [L+1, B, D])",
+    "patched_blocks": "a context manager over a model's own blocks, for ablation_losses and removal_costs (declared)",
     **{b: "a block, made by GPT from a validated GPTConfig" for b in (
         "PreLNBlock", "PostLNBlock", "PeriLNBlock", "ResiDualBlock", "LNScalingBlock", "DeepNormBlock",
         "MixLNBlock")},
@@ -177,22 +178,22 @@ EXAMPLES = {
     "nn.pretrained.load_local": (dict(folder=TMP / "no_model", placement="pre_ln"), False),
     "nn.pretrained.load_packaged": (dict(name="smollm2-135m", progress=False), False),
     "nn.pretrained.sample_inputs": (dict(tokenizer=_Words(), text=TEXT, n_seq=2, n_tokens=5, exclude_first=True), True),
-    # probe
+    # probe, and what it re-exports from hooks, metrics and progress
     "nn.probe.exponent": (dict(change=probe.layer_change(torch.randn(7, 3, 2, 8, generator=torch.Generator().manual_seed(1))),
                             k_min=2, k_max=None, level=0.9, embedding_counted=True, n_boot=100, seed=0), True),
-    "nn.probe.residual_stream": (dict(model=MODEL, inputs=X, blocks=None, exit_module=None), True),
-    "nn.probe.sublayer_stream": (dict(model=MODEL, inputs=X), True),
+    "nn.hooks.residual_stream": (dict(model=MODEL, inputs=X, blocks=None, exit_module=None), True),
+    "nn.hooks.sublayer_stream": (dict(model=MODEL, inputs=X), True),
     "nn.probe.measure": (dict(model=HF_LIKE, inputs={"input_ids": X}, batch_size=2, progress=False, desc="m"), True),
     "nn.probe.measure_sublayers": (dict(model=HF_LIKE, inputs={"input_ids": X}, mask=None, blocks=list(MODEL.blocks),
                                      points=[b.resid_mid for b in MODEL.blocks], batch_size=2, progress=False,
                                      desc="m"), True),
-    "nn.probe.batches": (dict(inputs={"input_ids": X}, batch_size=2), True),
-    "nn.probe.progress_bar": (dict(it=[1, 2], total=2, desc="d", progress=False), True),
-    "nn.probe.layer_change": (dict(stream=STREAM, eps=1e-5), True),
+    "nn.hooks.batches": (dict(inputs={"input_ids": X}, batch_size=2), True),
+    "nn.progress.progress_bar": (dict(it=[1, 2], total=2, desc="d", progress=False), True),
+    "nn.metrics.layer_change": (dict(stream=STREAM, eps=1e-5), True),
     "nn.probe.block_grad_norms": (dict(model=MODEL, idx=X), True),
     "nn.probe.measure_zoo": (dict(model=MODEL, x=X), True),
-    "nn.probe.rms_change": (dict(stream=STREAM, eps=1e-6, normalise=True), True),
-    "nn.probe.angular_distances": (dict(stream=STREAM), True),
+    "nn.metrics.rms_change": (dict(stream=STREAM, eps=1e-6, normalise=True), True),
+    "nn.metrics.angular_distances": (dict(stream=STREAM), True),
     "nn.probe.profile_at_init": (dict(arch="pre_ln", seeds=[0], tokens={0: X}, n_layer=1, d_model=8, n_head=2,
                                    vocab_size=5, block_size=4, init_std=0.02), False),
     "nn.probe.output_change_at_init": (dict(depths=[1], seeds=[0], tokens={0: X}, d_model=8, n_head=2, vocab_size=5,
@@ -505,7 +506,7 @@ def test_every_public_function_of_the_checked_modules_declares_its_domains():
             obj = getattr(module, name)
             if not callable(obj) or name in NO_DOMAIN:
                 continue
-            qual = f"{module.__name__}.{name}"
+            qual = f"{getattr(obj, '__module__', module.__name__)}.{name}"   # a re-export: where it is defined
             if qual in C.DECLARED or f"{qual}.__init__" in C.DECLARED:
                 continue
             if inspect.isfunction(obj) and not inspect.signature(obj).parameters:

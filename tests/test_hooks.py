@@ -1,8 +1,11 @@
-"""Tests of resdecay_lib.nn.hooks: removing and replaying blocks."""
+"""Tests of resdecay_lib.nn.hooks: capturing the residual stream, removing and replaying blocks."""
 import pytest
 import torch
+import torch.nn as nn
 
-from resdecay_lib.nn.hooks import patched_blocks
+from resdecay_lib.nn.hooks import patched_blocks, residual_stream, sublayer_stream
+from resdecay_lib.nn.metrics import layer_change
+from resdecay_lib.nn.models import ARCHS, build
 
 
 class Block(torch.nn.Module):
@@ -47,3 +50,122 @@ def test_blocks_are_restored_when_the_forward_raises():
         with patched_blocks(blocks, removed={0, 1}):
             raise RuntimeError("a forward failed")
     assert all("forward" not in b.__dict__ for b in blocks)
+
+
+# ----------------------------------------------------------------------------- capture
+
+TINY = dict(n_layer=3, d_model=16, n_head=2, vocab_size=11, block_size=8, device="cpu")
+
+
+def idx(B=3, T=6, seed=0):
+    return torch.randint(0, 11, (B, T), generator=torch.Generator().manual_seed(seed))
+
+
+def no_hooks(model):
+    return all(not m._forward_hooks and not m._forward_pre_hooks for m in model.modules())
+
+
+# ---- a module the probe has never seen: HF-like blocks (keyword input, tuple output)
+
+class TupleBlock(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.lin = nn.Linear(d, d)
+
+    def forward(self, hidden_states, attention_mask=None):
+        return (hidden_states + torch.tanh(self.lin(hidden_states)), "cache")
+
+
+class HFLike(nn.Module):
+    def __init__(self, d=8, L=4, vocab=7):
+        super().__init__()
+        self.emb = nn.Embedding(vocab, d)
+        self.layers = nn.ModuleList(TupleBlock(d) for _ in range(L))
+        self.fail = False
+
+    def forward(self, input_ids, attention_mask=None):
+        h = self.emb(input_ids)
+        for layer in self.layers:
+            h = layer(hidden_states=h, attention_mask=attention_mask)[0]
+            if self.fail:
+                raise RuntimeError("boom")
+        return h.sum(-1)
+
+
+@pytest.mark.parametrize("arch", sorted(ARCHS))
+def test_stream_has_shape_L_plus_1_and_starts_at_the_embedding(arch):
+    model = build(arch, **TINY)
+    x = idx()
+    s = residual_stream(model, x)
+    width = 32 if arch == "resi_dual" else 16
+    assert s.shape == (4, 3, 6, width) and s.dtype == torch.float32 and s.device.type == "cpu"
+    assert not s.requires_grad
+    emb = model.embed(x)
+    torch.testing.assert_close(s[0, ..., :16], emb)
+    with torch.no_grad():
+        torch.testing.assert_close(s[-1], model.blocks[-1](model.blocks[-2](s[1])))
+
+
+def test_probe_leaves_no_hooks_and_does_not_change_the_output():
+    model = build("pre_ln", **TINY)
+    x = idx()
+    before = model(x)
+    residual_stream(model, x)
+    sublayer_stream(model, x)
+    assert no_hooks(model)
+    assert torch.equal(before, model(x))
+
+
+def test_probe_leaves_no_hooks_when_the_forward_raises():
+    model = HFLike()
+    model.fail = True
+    with pytest.raises(RuntimeError, match="boom"):
+        residual_stream(model, {"input_ids": idx(T=4) % 7}, blocks=model.layers)
+    assert no_hooks(model)
+
+
+def test_unseen_module_with_keyword_inputs_and_tuple_outputs():
+    model = HFLike()
+    x = idx(T=5) % 7
+    s = residual_stream(model, {"input_ids": x, "attention_mask": torch.ones_like(x)}, blocks=model.layers)
+    assert s.shape == (5, 3, 5, 8)
+    with torch.no_grad():
+        h = model.emb(x)
+        torch.testing.assert_close(s[0], h)
+        for k, layer in enumerate(model.layers):
+            h = layer(h)[0]
+            torch.testing.assert_close(s[k + 1], h)
+
+
+def test_sublayer_stream_interleaves_the_attention_step():
+    model = build("pre_ln", **TINY)
+    x = idx()
+    sub, blk = sublayer_stream(model, x), residual_stream(model, x)
+    assert sub.tensor.shape[0] == 7 and sub.n_blocks == 3
+    assert torch.equal(sub.block_inputs, blk)
+    assert torch.equal(sub.after_mlp, blk[1:])
+    b = model.blocks[0]
+    with torch.no_grad():
+        torch.testing.assert_close(sub.after_attention[0], blk[0] + b.attn(b.ln_1(blk[0])))
+    with pytest.raises(ValueError, match=r"2L\+1"):
+        type(sub)(blk[:2])
+
+
+def test_errors_name_the_problem():
+    model = build("pre_ln", **TINY)
+    other = build("pre_ln", **TINY)
+    with pytest.raises(ValueError, match="not a submodule"):
+        residual_stream(model, idx(), blocks=other.blocks)
+    with pytest.raises(ValueError, match="empty"):
+        residual_stream(model, torch.zeros(0, 4, dtype=torch.long))
+    with pytest.raises(ValueError, match="empty"):
+        residual_stream(model, {})
+    with pytest.raises(ValueError, match="at least one"):
+        residual_stream(model, idx(), blocks=[])
+    with pytest.raises(ValueError, match="at least two states"):
+        layer_change(torch.zeros(1, 2, 3, 4))
+    with pytest.raises(ValueError, match="mask"):
+        layer_change(torch.randn(3, 2, 3, 4), mask=torch.ones(2, 4))
+    with pytest.raises(ValueError, match="every token"):
+        layer_change(torch.randn(3, 2, 3, 4), mask=torch.zeros(2, 3))
+    assert no_hooks(model)

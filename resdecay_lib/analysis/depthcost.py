@@ -42,8 +42,8 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from ..nn.hooks import patched_blocks
-from ..nn.probe import batches, check_inputs, progress_bar
+from ..nn.hooks import batches, check_inputs, patched_blocks
+from ..nn.progress import progress_bar
 from ..stats import inference as stats
 from ..stats.exponents import half_ratio, halves
 from ..checks import Array, Flag, Instance, Int, OneOf, Real, Text, accepts, check_fields, declare, check_int, check_real, show

@@ -1,8 +1,31 @@
-"""Removing and replaying residual blocks: the one way the library changes what a block does.
+"""Every capture, patch and ablation of a model's blocks: hooks that read the residual stream,
+and patches that remove or replay blocks.
 
-A block is patched by replacing its ``forward`` for the length of a ``with`` (the instance
-attribute shadows the class's method, and is deleted afterwards, so nothing is left behind,
-even when the forward raises):
+**Capture**, on any ``nn.Module`` (the zoo's models, Hugging Face models, anything whose
+blocks map the stream to the stream); :mod:`resdecay_lib.nn.probe` re-exports it and measures
+with it:
+
+* :func:`residual_stream` -- the stream entering each of L blocks and leaving the last,
+  [L+1, B, T, D].
+* :func:`sublayer_stream` -- the same at sublayer granularity for the zoo's models
+  (:mod:`resdecay_lib.nn.models`): after every residual addition, a :class:`SublayerStream`
+  ([2L+1, B, T, D] with named views: ``block_inputs``, ``after_attention``, ``after_mlp``),
+  since the theory's k counts residual additions.
+* :func:`batches` -- token ids or a mapping of inputs in slices of ``batch_size`` sequences.
+
+Hooks are global state on modules; every hook is removed in a ``finally`` so none outlives
+the call, not even when the forward raises. The hooks return nothing, so the model's output
+is unchanged; they only copy the stream into a preallocated float32 CPU buffer (a copy, so
+a later in-place operation inside the model cannot alter what was captured), or, for
+:func:`resdecay_lib.nn.probe.measure` with ``keep_stream=False``, reduce each state at once
+to the per-token float64 sums the metrics read (:class:`SumSink`). What
+:mod:`resdecay_lib.nn.probe`'s batched measurement shares with :func:`residual_stream` is
+public but not in ``__all__``: :func:`capture` (the one hooked forward), :class:`SumSink`,
+:func:`resolve_blocks`, :func:`check_ids`, :func:`check_inputs` and :func:`model_device`.
+
+**Patching**: a block is patched by replacing its ``forward`` for the length of a ``with`` (the
+instance attribute shadows the class's method, and is deleted afterwards, so nothing is left
+behind, even when the forward raises):
 
 * a **removed** block returns its input, in the format of its output (a tensor for the
   library's blocks; ``(hidden, *rest)`` for a Hugging Face decoder layer, whose extra outputs
@@ -15,10 +38,353 @@ and :func:`resdecay_lib.analysis.depthcost.removal_costs` (sets of blocks, Chapt
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from contextlib import contextmanager
+from dataclasses import dataclass
 
-__all__ = ["patched_blocks"]
+import numpy as np
+import torch
+import torch.nn as nn
 
+from ..checks import Instance, Int, accepts
+
+#: the domains of parameters that several functions here share, declared once
+_MODULE = Instance(nn.Module, "a torch.nn.Module")
+_MODULE_OR_NONE = Instance(nn.Module, "a torch.nn.Module", none=True)
+_BATCH = Int(1, 100_000)
+
+__all__ = ["residual_stream", "SublayerStream", "sublayer_stream", "batches", "patched_blocks"]
+
+
+# ----------------------------------------------------------------------------- capture
+
+def _first_tensor(value, what):
+    if isinstance(value, torch.Tensor):
+        return value
+    if isinstance(value, (tuple, list)) and value and isinstance(value[0], torch.Tensor):
+        return value[0]  # Hugging Face blocks return (hidden_states, ...)
+    raise TypeError(f"cannot find the residual stream in the {what}: expected a tensor or a "
+                    f"tuple whose first element is a tensor, got {type(value).__name__}")
+
+
+def _call(model, inputs):
+    if isinstance(inputs, Mapping):        # a dict, or a Hugging Face BatchEncoding (a UserDict)
+        if not inputs:
+            raise ValueError("inputs must not be empty: got an empty mapping")
+        for name, v in inputs.items():
+            if isinstance(v, torch.Tensor) and v.numel() == 0:
+                raise ValueError(f"inputs[{name!r}] is empty (shape {tuple(v.shape)})")
+        dev = model_device(model)
+        kw = {k: (v.to(dev) if isinstance(v, torch.Tensor) else v) for k, v in inputs.items()}
+        return model(**kw)
+    if isinstance(inputs, torch.Tensor):
+        if inputs.numel() == 0:
+            raise ValueError(f"inputs must not be empty, got shape {tuple(inputs.shape)}")
+        return model(inputs.to(model_device(model)))
+    raise TypeError(f"inputs must be a LongTensor of token ids or a mapping of keyword tensors (a dict, "
+                    f"a Hugging Face BatchEncoding), got {type(inputs).__name__}")
+
+
+def model_device(model):
+    """Where ``model``'s inputs go: the device of its first parameter, else of its first buffer,
+    else the CPU."""
+    for p in model.parameters():
+        return p.device
+    for b in model.buffers():
+        return b.device
+    return torch.device("cpu")
+
+
+def capture(model: nn.Module, inputs, entries: list[nn.Module], exit_module: nn.Module, sums: bool = False):
+    """Run ``model`` once; return [len(entries)+1, ...]: the input of each entry module, in
+    list order, then the output of ``exit_module``.
+
+    With ``sums``, nothing is stacked: each hook reduces its state at once to the per-token
+    float64 sums :func:`layer_change` reads (:class:`SumSink`) and keeps only the previous
+    state; returns ``(s, q, c)``, numpy [L+1, N], [L+1, N], [L, N] with N = B T."""
+    if not isinstance(model, nn.Module):
+        raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
+    if len(entries) == 0:
+        raise ValueError("blocks must hold at least one module")
+    own = {id(m) for m in model.modules()}
+    for i, m in enumerate(list(entries) + [exit_module]):
+        if not isinstance(m, nn.Module) or id(m) not in own:
+            raise ValueError(f"blocks[{i}] ({type(m).__name__}) is not a submodule of the model")
+    if len({id(m) for m in entries}) != len(entries):
+        raise ValueError("blocks must not list one module twice")
+
+    n = len(entries) + 1
+    store: dict = {"buf": None, "seen": [0] * n}
+    sink = SumSink(n) if sums else None
+
+    def put(slot, x):
+        x = x.detach()
+        if sink is not None:
+            store["seen"][slot] += 1
+            if store["seen"][slot] == 1:        # a second run is reported after the forward
+                sink.put(slot, x)
+            return
+        if store["buf"] is None:
+            store["buf"] = torch.empty((n,) + tuple(x.shape), dtype=torch.float32)
+        buf = store["buf"]
+        if tuple(x.shape) != tuple(buf.shape[1:]):
+            raise ValueError(f"the stream changes shape between hooked modules: "
+                             f"{tuple(buf.shape[1:])} then {tuple(x.shape)} at position {slot}")
+        store["seen"][slot] += 1
+        buf[slot].copy_(x)  # converts to float32 and moves to the CPU
+
+    def pre_hook(slot):
+        def hook(module, args, kwargs):
+            if args:
+                x = args[0]
+            elif "hidden_states" in kwargs:
+                x = kwargs["hidden_states"]
+            else:
+                raise TypeError(f"blocks[{slot}] was called without a positional input or a "
+                                f"hidden_states keyword; cannot find the stream")
+            put(slot, _first_tensor(x, f"input of blocks[{slot}]"))
+        return hook
+
+    def exit_hook(module, args, output):
+        put(n - 1, _first_tensor(output, "output of the last block"))
+
+    handles = []
+    try:
+        for i, m in enumerate(entries):
+            handles.append(m.register_forward_pre_hook(pre_hook(i), with_kwargs=True))
+        handles.append(exit_module.register_forward_hook(exit_hook))
+        with torch.no_grad():
+            try:
+                _call(model, inputs)
+            except NotImplementedError as exc:     # torch: a Module without forward
+                raise TypeError(f"model must be a callable module (its forward, or a block's, is missing): "
+                                f"{exc}") from exc
+    finally:
+        for h in handles:
+            h.remove()
+    if any(c != 1 for c in store["seen"]) or (sink is None and store["buf"] is None):
+        bad = [i for i, c in enumerate(store["seen"]) if c != 1]
+        raise RuntimeError(f"each hooked module must run exactly once per forward; positions {bad} "
+                           f"ran {[store['seen'][i] for i in bad]} times")
+    return sink.result() if sink is not None else store["buf"]
+
+
+class SumSink:
+    """Per-token float64 sums of the stream, state by state, as the hooks see it: sum_i x_ki,
+    ||x_k||^2 and <x_{k-1}, x_k> (what :func:`resdecay_lib.nn.metrics._token_sums` computes
+    from a stacked stream), holding one previous state instead of all L+1.
+
+    Each state is first rounded to float32, as the stacked buffer stores it; the products of
+    two float32 numbers are exact in float64, so the sums differ from the stacked
+    computation's only in the order of the float64 additions. On the CPU the sums are NumPy
+    ``einsum`` loops over the state in float64 (one thread: torch's parallel reductions stall
+    on a busy machine); on another device, torch's float64 reductions there.
+    The states must arrive in stream order (every Pre-LN, Post-LN or Hugging Face stack runs
+    its blocks in order)."""
+
+    #: NumPy's loops for CPU tensors (False: torch's reductions, as on a GPU; the tests read both)
+    use_numpy = True
+
+    def __init__(self, n: int):
+        self.n, self.next, self.prev, self.shape = n, 0, None, None
+        self.s, self.q, self.c = [None] * n, [None] * n, [None] * (n - 1)
+
+    def put(self, slot, x):
+        if slot != self.next:
+            raise RuntimeError(f"the hooked modules ran out of stream order (position {slot} before "
+                               f"{self.next}); measure with keep_stream=True")
+        if self.shape is None:
+            self.shape = tuple(x.shape)
+        elif tuple(x.shape) != self.shape:
+            raise ValueError(f"the stream changes shape between hooked modules: "
+                             f"{self.shape} then {tuple(x.shape)} at position {slot}")
+        D = x.shape[-1]
+        a = x.to(torch.float32)
+        if a.device.type == "cpu" and self.use_numpy:
+            # float64 (exact), a new array: a later in-place operation inside the model cannot alter it
+            a = a.reshape(-1, D).numpy().astype(np.float64)
+            self.s[slot] = np.einsum("nd->n", a)
+            self.q[slot] = np.einsum("nd,nd->n", a, a)
+            if slot:
+                self.c[slot - 1] = np.einsum("nd,nd->n", self.prev, a)
+            self.prev = a if slot < self.n - 1 else None
+        else:
+            a = a.reshape(-1, D).double()          # a new tensor: safe from in-place operations
+            self.s[slot], self.q[slot] = a.sum(-1), (a * a).sum(-1)
+            if slot:
+                self.c[slot - 1] = (self.prev * a).sum(-1)
+            self.prev = a if slot < self.n - 1 else None
+        self.next += 1
+
+    def result(self):
+        def stack(parts):
+            return np.stack([p if isinstance(p, np.ndarray) else p.cpu().numpy() for p in parts])
+        return stack(self.s), stack(self.q), stack(self.c), self.shape
+
+
+@accepts(model=_MODULE, exit_module=_MODULE_OR_NONE)
+def residual_stream(model: nn.Module, inputs, blocks=None, exit_module=None) -> torch.Tensor:
+    """The residual stream entering each of the L blocks and leaving the last.
+
+    Parameters
+    ----------
+    model : nn.Module
+        Called as ``model(inputs)`` (a LongTensor of token ids) or ``model(**inputs)`` (any
+        mapping: a dict, or the ``BatchEncoding`` a Hugging Face tokenizer returns, with its
+        ``input_ids`` and ``attention_mask``, so padded positions are masked inside the model);
+        inputs are moved to the model's device. The stream holds every position, padding
+        included: :func:`measure` leaves padding out of the metrics by the inputs'
+        ``attention_mask``, :func:`layer_change` by its ``mask``.
+    blocks : sequence of nn.Module, optional
+        Submodules of ``model``, in stream order, each mapping the stream to the stream
+        (its input positional or the keyword ``hidden_states``; its output a tensor or a
+        tuple whose first element is the stream). Default ``model.blocks``.
+    exit_module : nn.Module, optional
+        The submodule whose output is the last entry. Default the last of ``blocks``; pass
+        it when ``blocks`` lists points inside blocks too (sublayer granularity), so that the
+        stream leaving the last block ends the list.
+
+    Returns
+    -------
+    Tensor [L+1, B, T, D], float32 on the CPU, detached: entry k is the stream entering
+    block k (k = 0..L-1) and entry L the output of the last block. For the zoo's ResiDual
+    model D = 2 d_model (see :func:`resdecay_lib.nn.models.stream_parts`).
+
+    >>> from resdecay_lib.nn.models import build
+    >>> m = build("pre_ln", n_layer=3, d_model=8, n_head=2, vocab_size=5, block_size=4, device="cpu")
+    >>> residual_stream(m, torch.zeros(2, 4, dtype=torch.long)).shape
+    torch.Size([4, 2, 4, 8])
+    """
+    if not isinstance(model, nn.Module):
+        raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
+    blocks, exit_module = resolve_blocks(model, blocks, exit_module)
+    check_ids(model, inputs)
+    return capture(model, inputs, blocks, exit_module)
+
+
+def check_ids(model, inputs, name: str = "inputs") -> None:
+    """Token ids outside the model's vocabulary raise ``ValueError`` naming their range before
+    the forward (torch would say "index out of range in self")."""
+    from .models import check_token_ids, vocab_size_of
+    ids = inputs.get("input_ids") if isinstance(inputs, Mapping) else inputs
+    if not isinstance(ids, torch.Tensor) or ids.dtype not in (torch.int64, torch.int32) or ids.numel() == 0:
+        return
+    vocab = vocab_size_of(model)
+    if vocab is not None:
+        check_token_ids(name if ids is inputs else f"{name}['input_ids']", ids, vocab)
+
+
+def resolve_blocks(model, blocks, exit_module):
+    """``blocks`` (default ``model.blocks``) as a list, and the exit module, checked as
+    :func:`residual_stream` checks them."""
+    if blocks is None:
+        if not isinstance(getattr(model, "blocks", None), (nn.ModuleList, list, tuple)):
+            raise ValueError("model has no attribute 'blocks': pass blocks=[...] explicitly")
+        blocks = model.blocks
+    if isinstance(blocks, nn.Module) and not isinstance(blocks, nn.ModuleList):
+        raise TypeError(f"blocks must be a list of modules, got one {type(blocks).__name__}: pass [module]")
+    try:
+        blocks = list(blocks)
+    except TypeError as exc:
+        raise TypeError(f"blocks must be a list of modules, got {type(blocks).__name__}") from exc
+    if exit_module is not None and not isinstance(exit_module, nn.Module):
+        raise TypeError(f"exit_module must be a submodule of the model, got {type(exit_module).__name__}")
+    if not blocks:
+        raise ValueError("blocks must hold at least one module")
+    return blocks, (blocks[-1] if exit_module is None else exit_module)
+
+
+@dataclass(frozen=True)
+class SublayerStream:
+    """The residual stream after every residual addition of L blocks of two steps each.
+
+    ``tensor`` [2L+1, B, T, D] (float32, CPU): entry 2k is the stream entering block k
+    (k = 0..L-1) and entry 2L the stream leaving the last block; entry 2k+1 the stream after
+    block k's attention step. Named views, with TransformerLens's names for the same points
+    (``blocks.k.hook_resid_pre``, ``hook_resid_mid``, ``hook_resid_post``):
+
+    * ``block_inputs`` [L+1]: entering each block, then leaving the last (resid_pre, and the
+      last resid_post): the block-granularity stream of :func:`residual_stream`;
+    * ``after_attention`` [L]: after each block's attention step (resid_mid);
+    * ``after_mlp`` [L]: after each block's MLP step (resid_post).
+
+    :func:`layer_change` of ``tensor`` measures the 2L steps in order (attention, MLP, ...);
+    :meth:`part` keeps some features of the width (e.g. ResiDual's x_a).
+    """
+    tensor: torch.Tensor
+
+    def __post_init__(self):
+        t = self.tensor
+        if not isinstance(t, torch.Tensor) or t.dim() != 4 or t.shape[0] < 3 or t.shape[0] % 2 == 0:
+            raise ValueError("tensor must be the stream at 2L+1 points, [2L+1, B, T, D] with L >= 1, got "
+                             + (f"shape {tuple(t.shape)}" if isinstance(t, torch.Tensor) else type(t).__name__))
+
+    @property
+    def n_blocks(self) -> int:
+        return (self.tensor.shape[0] - 1) // 2
+
+    @property
+    def block_inputs(self) -> torch.Tensor:
+        return self.tensor[0::2]
+
+    @property
+    def after_attention(self) -> torch.Tensor:
+        return self.tensor[1::2]
+
+    @property
+    def after_mlp(self) -> torch.Tensor:
+        return self.tensor[2::2]
+
+    def part(self, features) -> "SublayerStream":
+        """The same points, keeping only ``features`` (a slice or index of the last axis)."""
+        return SublayerStream(self.tensor[..., features])
+
+
+@accepts(model=_MODULE)
+def sublayer_stream(model: nn.Module, inputs) -> SublayerStream:
+    """The stream after every residual addition of a zoo model, a :class:`SublayerStream`.
+
+    The attention step's result is the input of ``block.resid_mid`` (an identity module), so
+    it is captured with the same hooks as the blocks' inputs.
+    """
+    if not isinstance(model, nn.Module):
+        raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
+    if not isinstance(getattr(model, "blocks", None), (nn.ModuleList, list, tuple)) or \
+            not all(hasattr(b, "resid_mid") for b in model.blocks):
+        raise ValueError("model must be a model of resdecay_lib.nn.models (blocks with a resid_mid point)")
+    blocks = list(model.blocks)
+    entries = [m for b in blocks for m in (b, b.resid_mid)]
+    return SublayerStream(residual_stream(model, inputs, entries, exit_module=blocks[-1]))
+
+
+def check_inputs(inputs, batch_size=None):
+    """Raise ``ValueError`` unless ``inputs`` is [B, T] token ids or a mapping with a non-empty
+    [B, T] ``input_ids`` tensor (and ``batch_size``, when given, a positive int)."""
+    ids = inputs.get("input_ids") if isinstance(inputs, Mapping) else inputs
+    if not isinstance(ids, torch.Tensor) or ids.dim() != 2 or ids.numel() == 0 or (
+            ids is inputs and (ids.is_floating_point() or ids.is_complex() or ids.dtype == torch.bool)):
+        raise ValueError("inputs must be a [B, T] tensor of token ids or a mapping (a dict, a Hugging Face "
+                         "BatchEncoding) with a non-empty [B, T] input_ids tensor (e.g. pretrained.sample_inputs' "
+                         "first value, or tokenizer(texts, padding=True, return_tensors='pt'))")
+    if batch_size is not None:
+        _BATCH.check("batch_size", batch_size)
+
+
+@accepts(batch_size=Int(1))
+def batches(inputs, batch_size: int):
+    """``inputs`` ([B, T] token ids, or a mapping of [B, ...] tensors) in slices of
+    ``batch_size`` sequences (a mapping's other values are passed to every slice unchanged)."""
+    check_inputs(inputs, 1)
+    if isinstance(inputs, torch.Tensor):
+        for i in range(0, inputs.shape[0], batch_size):
+            yield inputs[i:i + batch_size]
+        return
+    n = inputs["input_ids"].shape[0]
+    for i in range(0, n, batch_size):
+        yield {k: (v[i:i + batch_size] if isinstance(v, torch.Tensor) else v) for k, v in inputs.items()}
+
+
+# ----------------------------------------------------------------------------- patching
 
 @contextmanager
 def patched_blocks(blocks, removed=(), replay=None, formats=None):

@@ -276,7 +276,7 @@ def train(cfg: TrainConfig, checkpoint: str | Path | None = None, checkpoint_eve
                   flush=True)
     end = cfg.steps if stop_after is None else min(cfg.steps, stop_after)
     model.train()
-    from ..nn.probe import progress_bar        # terminal bar, log lines or Jupyter bar
+    from ..nn.progress import progress_bar     # terminal bar, log lines or Jupyter bar
     bar = progress_bar(range(start, end), end, cfg.run_name(), progress, initial=start)
     for step in bar:
         x, y = train_batch(corpus.train, step, cfg.batch_size, cfg.block_size, cfg.seed)
