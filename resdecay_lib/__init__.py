@@ -19,10 +19,13 @@ crossing modules)::
   ``stats.exponents`` (rho, the index convention, the theorem's reference exponent,
   ``FRONT_BLOCKS``/``TAIL_BLOCKS``, ``halves``/``half_ratio``)
 * ``nn``: ``nn.config`` (the model's configuration, no torch: ``ARCH_NAMES``, ``GPTConfig``),
-  ``nn.models`` (one block class per norm placement, the registry ``ARCHS``), ``nn.probe``
-  (residual-stream capture with hooks, per-layer metrics, Gram matrices, ``probe.exponent``),
-  ``nn.hooks`` (removing and replaying blocks), ``nn.evaluation`` (validation losses, block
-  ablations), ``nn.pretrained`` (offline loaders
+  ``nn.models`` (one block class per norm placement, the registry ``ARCHS``), ``nn.hooks``
+  (every capture, patch and ablation: the residual stream captured with hooks, blocks removed
+  and replayed), ``nn.metrics`` (per-layer metrics of a captured stream, Gram matrices),
+  ``nn.progress`` (progress bars and log lines), ``nn.probe`` (batched measurement,
+  ``probe.exponent``, init-time profiles; the one face the chapters import, re-exporting the
+  capture of ``nn.hooks``, the metrics of ``nn.metrics`` and ``progress_bar``),
+  ``nn.evaluation`` (validation losses, block ablations), ``nn.pretrained`` (offline loaders
   for pretrained models shipped in PyPI wheels), ``nn.quantise``, ``nn.device`` (where torch
   runs, thread pinning, seeds, the cache folder)
 * ``training``: ``training.config`` (``TrainConfig``, ``RunPlan``; no torch),
@@ -40,8 +43,9 @@ crossing modules)::
   ``book.ledger`` (the evaluation; the one face the chapters import, re-exporting the others'
   names); ``book.preregistration`` (the rules' fingerprints), ``book.findings``,
   ``book.plots`` (the book's figure kinds)
-* ``analysis``: ``analysis.training_analysis`` (stored sweeps and the analysis the training
-  chapters rest on), ``analysis.pretrained_analysis`` (Chapter 9: the pretrained models'
+* ``analysis``: ``analysis.training_analysis`` (stored sweeps and the analysis Chapter 7
+  rests on), ``analysis.depth_analysis`` (Chapter 8: ablations, the depth ladder, law and
+  slope, gaps at equal depth), ``analysis.pretrained_analysis`` (Chapter 9: the pretrained models'
   measurements and their exponent reports), ``analysis.depthcost`` (skip and removal costs),
   ``analysis.front`` (the front of trained Pre-LN and its predictions), ``analysis.recheck``
   (a stored run re-run live), ``analysis.training_claims``

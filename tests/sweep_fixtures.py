@@ -1,7 +1,12 @@
 """What the tests of resdecay_lib.training.sweep and resdecay_lib.training.engines share: a tiny
-sweep (2 placements x depths [1, 2], 12 steps, one thread), its sweep file, and its result files."""
+sweep (2 placements x depths [1, 2], 12 steps, one thread), its sweep file, and its result files;
+and, for the tests of the analysis, stored run results and a Sweep of them."""
 import json
 from pathlib import Path
+
+import numpy as np
+
+from resdecay_lib.analysis.training_analysis import Sweep
 
 BASE = {"d_model": 16, "n_head": 2, "block_size": 16, "batch_size": 4, "steps": 12, "warmup": 2,
         "threads": 1, "device": "cpu", "eval_windows": 6, "measure_windows": 4}
@@ -31,3 +36,27 @@ def result_files(folder: Path) -> dict:
             r.pop(k, None)
         out[p.name] = r
     return out
+
+
+# ----------------------------------------------------------------------------- stored runs, for the analysis
+
+def stored_run(name, arch, L, seed, loss, met=True, curve=None, flops=1e6):
+    """A stored run result with the fields the analysis reads (final loss, ablation, curve)."""
+    curve = curve or [(0, 4.0), (100, 2.0), (200, loss)]
+    return {"name": name, "status": "ok", "seed": seed, "config": {"arch": arch},
+            "convergence": {"met": met, "diverged": False, "improvement": 0.01 if met else 0.2},
+            "final": {"val_loss": {"mean": loss, "se": 0.01},
+                      "ablation": {"delta": list(np.linspace(1, 0.1, L)), "delta_se": [0.01] * L}},
+            "val_curve": [{"step": s, "mean": v} for s, v in curve], "flops_per_step": flops}
+
+
+def stored_sweep(cells):
+    """A Sweep of stored_run results: {(arch, depth): [loss of seed 0, 1, 2]}."""
+    spec = {"archs": sorted({a for a, _ in cells}), "seeds": [0, 1, 2],
+            "depths": {a: sorted({L for b, L in cells if b == a}) for a, _ in cells},
+            "plan": {"measure_steps": [0, 200]}}
+    runs = {}
+    for (a, L), losses in cells.items():
+        for s, v in enumerate(losses):
+            runs[(a, L, s)] = stored_run(f"{a}_L{L}_s{s}", a, L, s, v)
+    return Sweep(spec, runs)

@@ -24,7 +24,7 @@ from resdecay_lib.nn import device, evaluation, models, pretrained, probe, quant
 from resdecay_lib.stats import fit, inference as stats
 from resdecay_lib.maths import gaussian, theory
 from resdecay_lib.book import ledger, plots
-from resdecay_lib.analysis import training_analysis as results
+from resdecay_lib.analysis import depth_analysis, training_analysis as results
 from resdecay_lib.__main__ import main
 from resdecay_lib.training.config import RunPlan
 from resdecay_lib.training.config import TrainConfig
@@ -288,10 +288,10 @@ CASES += [
     ("gram_at/r", results.gram_at, {"step": 0}, "r",
      RUNS + [{"name": "x", "checkpoints": [{"step": 0, "measure": {}}], "config": {"arch": "pre_ln"}}]),
     ("gram_at/step", results.gram_at, {"r": RUN}, "step", STEP),
-    ("ablation", results.ablation, {}, "r", RUNS + [{"name": "x", "final": {}}]),
-    ("loss_at_flops/r", results.loss_at_flops, {"flops": 1e8}, "r",
+    ("ablation", depth_analysis.ablation, {}, "r", RUNS + [{"name": "x", "final": {}}]),
+    ("loss_at_flops/r", depth_analysis.loss_at_flops, {"flops": 1e8}, "r",
      RUNS + [{**RUN, "val_curve": []}, {**RUN, "flops_per_step": 0}, {**RUN, "val_curve": [{"step": 0}] * 3}]),
-    ("loss_at_flops/flops", results.loss_at_flops, {"r": RUN}, "flops", POS),
+    ("loss_at_flops/flops", depth_analysis.loss_at_flops, {"r": RUN}, "flops", POS),
     ("flag_runs/sweep", results.flag_runs, {}, "sweep", SWEEP),
     ("flag_runs/z", results.flag_runs, {"sweep": SW}, "z", POS),
     ("seed_exponents/sweep", results.seed_exponents, {**CELL, "step": 200}, "sweep", SWEEP),
@@ -307,20 +307,20 @@ CASES += [
     ("exponent_fit/k_min", results.exponent_fit, {**CELL, "step": 200}, "k_min", [True, 2.5, 0, 5, None]),
     ("exponent_fit/exclude", results.exponent_fit, {**CELL, "step": 200}, "exclude", EXCLUDE),
     ("exponent_fit/level", results.exponent_fit, {**CELL, "step": 200}, "level", UNIT),
-    ("ablation_trend/sweep", results.ablation_trend, CELL, "sweep", SWEEP),
-    ("ablation_trend/L", results.ablation_trend, CELL, "L", DEPTH),
-    ("ablation_trend/exclude", results.ablation_trend, CELL, "exclude", EXCLUDE),
-    ("ablation_trend/level", results.ablation_trend, CELL, "level", UNIT),
-    ("ladder_steps/losses", results.ladder_steps, {}, "losses",
+    ("ablation_trend/sweep", depth_analysis.ablation_trend, CELL, "sweep", SWEEP),
+    ("ablation_trend/L", depth_analysis.ablation_trend, CELL, "L", DEPTH),
+    ("ablation_trend/exclude", depth_analysis.ablation_trend, CELL, "exclude", EXCLUDE),
+    ("ablation_trend/level", depth_analysis.ablation_trend, CELL, "level", UNIT),
+    ("ladder_steps/losses", depth_analysis.ladder_steps, {}, "losses",
      [None, [], {}, {2: [1.0, 2.0, 3.0]}, {2: [1.0, 2.0, 3.0], 4: [1.0, 2.0]}, {2: [1.0, 2.0], 4: [1.0, 2.0]},
       {2: [1.0, NAN, 3.0], 4: [1.0, 2.0, 3.0]}, {2.5: [1.0, 2.0, 3.0], 4: [1.0, 2.0, 3.0]},
       {2: "abc", 4: [1.0, 2.0, 3.0]}]),
-    ("ladder_steps/level", results.ladder_steps, {"losses": LOSSES}, "level", UNIT),
-    ("depth_law/depths", results.depth_law, {"loss": [2.0, 1.9, 1.85]}, "depths",
+    ("ladder_steps/level", depth_analysis.ladder_steps, {"losses": LOSSES}, "level", UNIT),
+    ("depth_law/depths", depth_analysis.depth_law, {"loss": [2.0, 1.9, 1.85]}, "depths",
      [[], [2, 4], [0, 2, 4], [-2, 2, 4], [2, NAN, 8], [2, 4, 8, 16], "abc", None]),
-    ("depth_law/loss", results.depth_law, {"depths": [2, 4, 8]}, "loss",
+    ("depth_law/loss", depth_analysis.depth_law, {"depths": [2, 4, 8]}, "loss",
      [[], [2.0, 1.9], [2.0, NAN, 1.8], [2.0, 1.9, 1.8, 1.7], "abc", None]),
-    ("depth_law/alphas", results.depth_law, {"depths": [2, 4, 8], "loss": [2.0, 1.9, 1.85]}, "alphas",
+    ("depth_law/alphas", depth_analysis.depth_law, {"depths": [2, 4, 8], "loss": [2.0, 1.9, 1.85]}, "alphas",
      [[], [0.0, 1.0], [-1.0, 1.0], [NAN, 1.0], "abc", None]),
     # evaluation
     ("sig/digits", evaluation.sig, {"a": 1.5}, "digits", [True, 0, -1, 2.5, None, "3", 18]),

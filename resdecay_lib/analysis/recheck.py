@@ -16,7 +16,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..checks import Instance, accepts
-from .training_analysis import ablation, at_step
+from .depth_analysis import ablation
+from .training_analysis import at_step
 from ..training.runs import RunPlan, run_result
 from ..training.train import TrainConfig
 

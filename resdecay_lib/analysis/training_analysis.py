@@ -1,4 +1,4 @@
-"""Reading the stored training sweep, and the analysis Chapters 7 and 8 rest on.
+"""Reading the stored training sweep, and the analysis Chapter 7 rests on.
 
 Loading: :class:`Sweep` reads every stored run of a sweep file (``results/<out>/*.json``),
 keyed by (placement, depth, seed), and says which are missing.
@@ -22,13 +22,8 @@ Reference exponents (:func:`reference_exponent`) are the slope of the theorem's 
 curve over the same k range, in the convention the measured embedding-to-block variance
 ratio rho (:func:`rho`) chooses (:func:`convention`), never a bare -1.
 
-Chapter 8: the loss increase from removing block k (:func:`ablation`), its trend over k
-(:func:`ablation_trend`: Spearman's rank correlation per seed, no selection on the
-outcome), the validation loss against depth at a fixed number of steps or a fixed compute
-(:func:`loss_at_flops`), paired steps up the depth ladder (:func:`ladder_steps`), the
-ladder's best depth and the depths not worse than it (:func:`depth_ladder`), a fix's paired
-gap to Pre-LN (:func:`paired_gap`) and the depth law L(l) = c l^-alpha + L_inf
-(:func:`depth_law`).
+Chapter 8's cost of depth (ablations, the depth ladder and law, the depth slope, the gaps at
+equal depth) is :mod:`resdecay_lib.analysis.depth_analysis`.
 
 Knows nothing of torch.
 """
@@ -58,8 +53,7 @@ __all__ = ["OUTLIER_Z", "DRIFT_MARGIN", "PART", "Sweep", "choose_lr", "choose_lr
            "flag_runs", "final_loss", "at_step", "omega_per_sequence", "gram_at", "rho",
            "convention", "reference_exponent", "curve_exponent", "seed_exponents",
            "curvature", "rc_from_gram", "predictions", "prediction_log_errors", "departure",
-           "ablation", "ablation_trend", "loss_at_flops", "ladder_steps", "depth_law",
-           "DepthLadder", "depth_ladder", "depth_law_over_seeds", "ablation_halves", "paired_gap", "correlation", "error_shares",
+           "correlation", "error_shares", "check_sweep", "check_cell", "check_exclude", "check_level", "run_field",
            "mean_abs_block_corr", "ExponentFit", "TooFewSeeds", "exponent_fit", "compare_exponents"]
 
 #: a run whose final loss lies more than this many scales from its other seeds is an outlier
@@ -82,13 +76,13 @@ def part_of(arch: str) -> str:
 # (entry checks only: they reject bad input with a message naming the parameter and leave
 # every computation on valid input as it was)
 
-def _check_sweep(sweep):
+def check_sweep(sweep):
     if not isinstance(sweep, Sweep):
         raise TypeError(f"sweep must be a results.Sweep (Sweep.load(...)), got {type(sweep).__name__}")
 
 
-def _check_cell(sweep, arch, L):
-    _check_sweep(sweep)
+def check_cell(sweep, arch, L):
+    check_sweep(sweep)
     if not isinstance(arch, str) or arch not in sweep.archs:
         raise ValueError(f"arch must be one of the sweep's placements {sweep.archs}, got {arch!r}")
     check_int("L", L, 1)
@@ -96,17 +90,17 @@ def _check_cell(sweep, arch, L):
         raise ValueError(f"L must be one of the depths {sweep.depths(arch)} of {arch} in the sweep, got {L}")
 
 
-def _check_exclude(exclude):
+def check_exclude(exclude):
     if isinstance(exclude, (str, bytes)) or not hasattr(exclude, "__contains__"):
         raise TypeError(f"exclude must be a collection of run names (a set, list or dict), "
                         f"got {type(exclude).__name__} {exclude!r}")
 
 
-def _check_level(level):
+def check_level(level):
     check_real("level", level, 0.0, 1.0, lo_open=True, hi_open=True)
 
 
-def _run_field(r, *path, name="r", run=None):
+def run_field(r, *path, name="r", run=None):
     """r[path[0]][path[1]]...: a ValueError naming the run and the missing key when absent."""
     if not isinstance(r, Mapping):
         raise TypeError(f"{name} must be a stored run result (a dict), got {type(r).__name__}")
@@ -244,8 +238,8 @@ def choose_lr_two_stage(short_pilot, long_pilot, root=".") -> dict:
 
 def final_loss(r: dict) -> float:
     """Final validation loss (nats/char); NaN for a run that did not finish."""
-    if _run_field(r, "status") == "ok":
-        _run_field(r, "final", "val_loss", "mean")
+    if run_field(r, "status") == "ok":
+        run_field(r, "final", "val_loss", "mean")
     if r["status"] != "ok":
         return float("nan")
     return float(r["final"]["val_loss"]["mean"])
@@ -253,7 +247,7 @@ def final_loss(r: dict) -> float:
 
 def flag_runs(sweep: Sweep, z: float = OUTLIER_Z) -> dict:
     """{run name: [reasons]} for every run to exclude from fits (see the module docstring)."""
-    _check_sweep(sweep)
+    check_sweep(sweep)
     check_real("z", z, 0.0, lo_open=True)
     flags: dict = {}
     sds = []
@@ -292,8 +286,8 @@ def flag_runs(sweep: Sweep, z: float = OUTLIER_Z) -> dict:
 
 def at_step(r: dict, step: int) -> dict:
     """The checkpoint record of run ``r`` at ``step`` (its measure and validation loss)."""
-    _run_field(r, "name")
-    if not isinstance(_run_field(r, "checkpoints"), list):
+    run_field(r, "name")
+    if not isinstance(run_field(r, "checkpoints"), list):
         raise ValueError(f"r (run {r['name']}) is not a stored run result: r['checkpoints'] is not a list")
     check_int("step", step, 0)
     for c in r["checkpoints"]:
@@ -305,7 +299,7 @@ def at_step(r: dict, step: int) -> dict:
 
 def omega_per_sequence(r: dict, step: int) -> np.ndarray:
     """[n_sequences, L] per-sequence omega_k^2 of the stream the blocks read, at ``step``."""
-    _run_field(at_step(r, step), "measure", part_of(_run_field(r, "config", "arch")),
+    run_field(at_step(r, step), "measure", part_of(run_field(r, "config", "arch")),
                "omega_sq_per_sequence", name=f"r['checkpoints'][step={step}]", run=r["name"])
     return np.asarray(at_step(r, step)["measure"][part_of(r["config"]["arch"])]["omega_sq_per_sequence"])
 
@@ -313,7 +307,7 @@ def omega_per_sequence(r: dict, step: int) -> np.ndarray:
 def gram_at(r: dict, step: int) -> np.ndarray:
     """[L+1, L+1] Gram matrix of the summands (embedding, block outputs) stored in run ``r`` at
     ``step`` (measured there by :func:`resdecay_lib.nn.probe.gram`, which computes one from a stream)."""
-    _run_field(at_step(r, step), "measure", part_of(_run_field(r, "config", "arch")), "gram",
+    run_field(at_step(r, step), "measure", part_of(run_field(r, "config", "arch")), "gram",
                name=f"r['checkpoints'][step={step}]", run=r["name"])
     return np.asarray(at_step(r, step)["measure"][part_of(r["config"]["arch"])]["gram"])
 
@@ -330,10 +324,10 @@ def curve_exponent(y, k_min: int) -> float:
 def seed_exponents(sweep: Sweep, arch: str, L: int, step: int, k_min: int = 2,
                    exclude=()) -> np.ndarray:
     """Per stored seed (excluded runs left out), the exponent of the mean omega_k^2 curve."""
-    _check_cell(sweep, arch, L)
+    check_cell(sweep, arch, L)
     check_int("step", step, 0)
     check_int("k_min", k_min, 1, max(L - 1, 1))
-    _check_exclude(exclude)
+    check_exclude(exclude)
     return np.array([curve_exponent(omega_per_sequence(r, step).mean(0), k_min)
                      for r in sweep.cell(arch, L, exclude) if r["status"] == "ok"])
 
@@ -350,7 +344,7 @@ def curvature(curves, k_min: int, level: float = 0.95) -> dict:
     if c.shape[0] < 3:
         raise ValueError(f"curves must hold at least 3 seeds (rows) for a t interval, got shape {c.shape}")
     check_int("k_min", k_min, 1, c.shape[1] - 2)  # a quadratic needs three points
-    _check_level(level)
+    check_level(level)
     Y = np.log(np.asarray(curves, float))
     L = Y.shape[1]
     u = np.log(np.arange(k_min, L + 1))
@@ -448,7 +442,7 @@ def departure(grams, k_min: int = 2, level: float = 0.95) -> dict:
         raise ValueError(f"grams must all have one shape (one depth), got shapes {sorted(shapes)}")
     if shapes:
         check_int("k_min", k_min, 1, shapes.pop()[0] - 2)
-    _check_level(level)
+    check_level(level)
     if len(grams) < 3:
         raise TooFewSeeds(f"{len(grams)} kept seeds; an interval needs 3")
     a, cm = [], []
@@ -461,223 +455,6 @@ def departure(grams, k_min: int = 2, level: float = 0.95) -> dict:
     fits = [name for name, d in DEPARTURES.items()
             if ia.contains(d["r_exp"]) and (d["c_sign"] is None or d["c_sign"] == sign)]
     return {"r_exp": ia, "c_mean": ic, "c_sign": sign, "consistent_with": fits}
-
-
-# ----------------------------------------------------------------------------- cost of depth
-
-def ablation(r: dict) -> tuple[np.ndarray, np.ndarray]:
-    """(delta_k, se_k), k = 1..L: the validation-loss increase from removing block k."""
-    _run_field(r, "final", "ablation", "delta")
-    _run_field(r, "final", "ablation", "delta_se")
-    a = r["final"]["ablation"]
-    return np.asarray(a["delta"]), np.asarray(a["delta_se"])
-
-
-def ablation_trend(sweep: Sweep, arch: str, L: int, exclude=(), level: float = 0.95):
-    """Spearman's rank correlation of delta_k with k over k = 2..L, per seed, and its t
-    interval over seeds, clipped to [-1, 1] (block 1, which reads the bare embedding, is
-    reported apart); the interval is None with fewer than 3 seeds."""
-    _check_cell(sweep, arch, L)
-    _check_exclude(exclude)
-    _check_level(level)
-    rhos = [stats.spearman(np.arange(2, L + 1), ablation(r)[0][1:])
-            for r in sweep.cell(arch, L, exclude) if r["status"] == "ok"]
-    if len(rhos) < 3:
-        return np.array(rhos), None
-    iv = stats.t_interval(rhos, level)
-    # a correlation lies in [-1, 1]: the t interval's ends are clipped there
-    return np.array(rhos), stats.TInterval(iv.mean, max(iv.lo, -1.0), min(iv.hi, 1.0), iv.se, iv.t, iv.n, iv.level)
-
-
-def loss_at_flops(r: dict, flops: float) -> float:
-    """The validation loss of run ``r`` after ``flops`` training FLOPs: its loss curve,
-    interpolated linearly in log step between evaluations; NaN beyond the run's end."""
-    curve = _run_field(r, "val_curve")
-    if not isinstance(curve, list) or len(curve) < 2:
-        raise ValueError(f"r (run {r.get('name', '?')}) must hold a loss curve of at least 2 evaluations")
-    for i, p in enumerate(curve):
-        _run_field(p, "step", name=f"r['val_curve'][{i}]")
-        _run_field(p, "mean", name=f"r['val_curve'][{i}]")
-    check_real("r['flops_per_step']", _run_field(r, "flops_per_step"), 0.0, lo_open=True)
-    check_real("flops", flops, 0.0, lo_open=True)
-    steps = np.array([p["step"] for p in r["val_curve"]], float)
-    loss = np.array([p["mean"] for p in r["val_curve"]], float)
-    s = flops / r["flops_per_step"]
-    if s > steps[-1] * (1 + 1e-9) or s < steps[1]:
-        return float("nan")
-    return float(np.interp(math.log(s), np.log(steps[1:]), loss[1:]))
-
-
-def ladder_steps(losses: dict, level: float = 0.95) -> list:
-    """Paired steps up a depth ladder. ``losses``: {depth: [loss per seed]} (seeds in one
-    order: a seed sees the same batches at every depth, so the pairing is real).
-
-    For each consecutive pair of depths, the per-seed change of the loss and its t
-    interval at ``level`` (the caller corrects ``level`` for the number of steps):
-    (l_from, l_to, TInterval).
-    """
-    if not isinstance(losses, Mapping) or len(losses) < 2:
-        raise (TypeError if not isinstance(losses, Mapping) else ValueError)(
-            f"losses must be a dict {{depth: [loss per seed]}} of at least 2 depths, got "
-            + (f"{len(losses)} depth(s)" if isinstance(losses, Mapping) else type(losses).__name__))
-    n = set()
-    for d, v in losses.items():
-        check_int("losses' depths", d, 1)
-        n.add(len(_check_array(f"losses[{d}]", v, 1, min_len=3)))
-    if len(n) > 1:
-        raise ValueError(f"losses must hold one loss per seed, the same seeds at every depth; got "
-                         f"{sorted(n)} values at different depths")
-    _check_level(level)
-    ds = sorted(losses)
-    out = []
-    for a, b in zip(ds, ds[1:]):
-        diff = np.asarray(losses[b], float) - np.asarray(losses[a], float)
-        out.append((a, b, stats.t_interval(diff, level)))
-    return out
-
-
-def depth_law(depths, loss, alphas=np.geomspace(0.05, 5.0, 600)) -> dict:
-    """Least squares of loss(l) = c l^-alpha + L_inf over ``depths``: for each alpha of the
-    grid, (c, L_inf) is a linear fit; the alpha with the smallest residual is returned with
-    c, L_inf and ``at_edge`` (True when it is the grid's end: the fit is not determined)."""
-    d = _check_array("depths", depths, 1, positive=True, min_len=3)
-    if len(_check_array("loss", loss, 1, min_len=3)) != len(d):
-        raise ValueError(f"loss must hold one value per depth ({len(d)} depths), got {len(np.asarray(loss))}")
-    _check_array("alphas", alphas, 1, positive=True)
-    l = np.asarray(depths, float)
-    y = np.asarray(loss, float)
-    best = None
-    for al in alphas:
-        X = np.stack([l ** -al, np.ones_like(l)], 1)
-        coef, *_ = np.linalg.lstsq(X, y, rcond=None)
-        res = float(((X @ coef - y) ** 2).sum())
-        if best is None or res < best[0]:
-            best = (res, float(al), float(coef[0]), float(coef[1]))
-    _, al, c, linf = best
-    return {"alpha": al, "c": c, "L_inf": linf,
-            "at_edge": bool(al in (float(alphas[0]), float(alphas[-1])))}
-
-
-def depth_law_over_seeds(losses: Mapping, level: float = 0.95) -> dict:
-    """:func:`depth_law` fitted to each seed's losses over the ladder, alpha summarised over
-    seeds.
-
-    ``losses``: ``{depth: [loss of seed 0, seed 1, ...]}`` (:meth:`Sweep.losses`, every depth
-    with the same seeds). Returns ``{"depths", "per_seed": [depth_law of each seed], "alpha":
-    t interval of alpha over seeds at ``level``, "n_edge": fits at the alpha grid's edge,
-    "L_inf": mean extrapolated loss}``. Needs 3 depths (three parameters) and 3 seeds.
-    """
-    if not isinstance(losses, Mapping):
-        raise TypeError(f"losses must be a dict {{depth: per-seed losses}}, got {type(losses).__name__}")
-    _check_level(level)
-    depths = sorted(losses)
-    if len(depths) < 3:
-        raise ValueError(f"losses must cover at least 3 depths (c, alpha, L_inf), got {depths}")
-    n = {len(losses[d]) for d in depths}
-    if len(n) != 1 or min(n) < 3:
-        raise TooFewSeeds(f"every depth needs the same >= 3 seeds, got {[len(losses[d]) for d in depths]}")
-    per_seed = [depth_law(depths, [losses[d][i] for d in depths]) for i in range(n.pop())]
-    return {"depths": depths, "per_seed": per_seed,
-            "alpha": stats.t_interval([f["alpha"] for f in per_seed], level),
-            "n_edge": sum(f["at_edge"] for f in per_seed),
-            "L_inf": float(np.mean([f["L_inf"] for f in per_seed]))}
-
-
-def ablation_halves(deltas) -> tuple[float, float]:
-    """From the per-seed increases of removing each block, [S, L] (rows :func:`ablation`'s
-    delta): the mean increase of block 1, and the mean increase of the later half (blocks
-    L//2 + 1..L) over that of the earlier half without block 1 (blocks 2..L//2)."""
-    d = _check_array("deltas", deltas, 2)
-    L = d.shape[1]
-    if L < 4:
-        raise ValueError(f"deltas must cover at least 4 blocks (two per half, block 1 apart), got {L}")
-    half = L // 2
-    return float(d[:, 0].mean()), float(d[:, half:].mean() / d[:, 1:half].mean())
-
-
-@dataclass(frozen=True)
-class DepthLadder:
-    """The depth ladder read at one cut (fixed steps or fixed compute).
-
-    ``steps``: :func:`ladder_steps` at ``level``; ``best``: the depth of lowest mean loss;
-    ``not_worse``: the depths whose paired difference from ``best`` (over seeds) has a t
-    interval at ``level`` reaching 0 or below (``best`` among them). Three readings
-    (``reading``):
-
-    * ``"stops paying"``: the top of the ladder is significantly worse than ``best``, an
-      interior depth; ``stops`` = ``best``, [``lo``, ``hi``] the range of ``not_worse``;
-    * ``"keeps paying"`` (``keeps_paying``): the top is ``best`` and every lower depth is
-      significantly worse; ``stops`` = ``hi`` = inf, ``lo`` the top;
-    * ``"not located"``: ``not_worse`` reaches the top but holds lower depths too, so the
-      ladder shows neither; ``stops`` = ``best``, ``lo`` the smallest depth of the set,
-      ``hi`` = inf (the depth where depth stops paying may lie beyond the ladder).
-
-    Failing to show that depth stops paying is not shown to keep paying: that needs the top
-    to beat every lower rung.
-    """
-    steps: list
-    best: int
-    not_worse: list
-    level: float
-    top: int
-
-    @property
-    def reaches_top(self) -> bool:
-        return self.top in self.not_worse
-
-    @property
-    def keeps_paying(self) -> bool:
-        return self.not_worse == [self.top]
-
-    @property
-    def reading(self) -> str:
-        return ("keeps paying" if self.keeps_paying else "not located" if self.reaches_top
-                else "stops paying")
-
-    @property
-    def stops(self) -> float:
-        return math.inf if self.keeps_paying else float(self.best)
-
-    @property
-    def lo(self) -> float:
-        return float(min(self.not_worse))
-
-    @property
-    def hi(self) -> float:
-        return math.inf if self.reaches_top else float(max(self.not_worse))
-
-
-def depth_ladder(losses: Mapping, alpha: float = 0.05) -> DepthLadder:
-    """:class:`DepthLadder` of ``losses`` ({depth: [loss per seed]}, seeds paired, as
-    :meth:`Sweep.losses` gives): each comparison at level 1 - alpha / (number of depths - 1)
-    (Bonferroni over the comparisons with the best depth, and over the ladder's steps)."""
-    check_real("alpha", alpha, 0, 1, lo_open=True, hi_open=True)
-    if not isinstance(losses, Mapping) or len(losses) < 2:
-        raise ValueError("losses must be a dict {depth: [loss per seed]} of at least 2 depths")
-    ds = sorted(losses)
-    level = 1 - stats.bonferroni(alpha, len(ds) - 1)
-    steps = ladder_steps(losses, level=level)
-    mean = {d: float(np.mean(losses[d])) for d in ds}
-    best = min(mean, key=mean.get)
-    not_worse = [d for d in ds if d == best or
-                 stats.t_interval(np.asarray(losses[d]) - np.asarray(losses[best]), level).lo <= 0]
-    return DepthLadder(steps, best, not_worse, level, ds[-1])
-
-
-def paired_gap(sweep: Sweep, arch: str, against: str = "pre_ln", exclude=(), level: float = 0.95):
-    """``arch``'s final validation loss minus ``against``'s, seed by seed, at the deepest depth
-    both have with at least 3 kept seeds in common: ``(depth, TInterval)``, or ``None`` when no
-    depth has 3 paired seeds (no interval over seeds can be made)."""
-    _check_sweep(sweep)
-    _check_exclude(exclude)
-    _check_level(level)
-    shared = [L for L in sweep.depths(arch) if L in sweep.depths(against)
-              and len(set(sweep.kept_by_seed(arch, L, exclude)) & set(sweep.kept_by_seed(against, L, exclude))) >= 3]
-    if not shared:
-        return None
-    L = max(shared)
-    a, b = sweep.kept_by_seed(arch, L, exclude), sweep.kept_by_seed(against, L, exclude)
-    return L, stats.t_interval([a[s] - b[s] for s in sorted(set(a) & set(b))], level)
 
 
 def correlation(G) -> np.ndarray:
@@ -732,11 +509,11 @@ class TooFewSeeds(ValueError):
 def exponent_fit(sweep: Sweep, arch: str, L: int, step: int, k_min: int = 2, exclude=(),
                  level: float = 0.95) -> ExponentFit:
     """:class:`ExponentFit` of a cell from its kept seeds (at least 3, else :class:`TooFewSeeds`)."""
-    _check_cell(sweep, arch, L)
+    check_cell(sweep, arch, L)
     check_int("step", step, 0)
     check_int("k_min", k_min, 1, max(L - 2, 1))
-    _check_exclude(exclude)
-    _check_level(level)
+    check_exclude(exclude)
+    check_level(level)
     cell = [r for r in sweep.cell(arch, L, exclude) if r["status"] == "ok"]
     if len(cell) < 3:
         raise TooFewSeeds(f"{arch} at L = {L} has {len(cell)} kept seeds; an interval needs 3")
@@ -854,56 +631,10 @@ def theorem_half_ratio(L: int, embedding_counted: bool, front: int | None = None
     return w(late) / w(early)
 
 
-def depth_slope(depths, losses, level: float = 0.95) -> dict:
-    """Least squares of the final loss on log2 of the depth over runs (one point a run):
-    the slope (nats/char per doubling), its standard error, the degrees of freedom n - 2 and
-    its t interval at ``level``. Negative when depth pays."""
-    d = _check_array("depths", depths, 1, positive=True, min_len=3)
-    y = _check_array("losses", losses, 1, min_len=3)
-    if len(d) != len(y):
-        raise ValueError(f"depths and losses must have one length, got {len(d)} and {len(y)}")
-    if not np.all(np.isfinite(y)):
-        raise ValueError("losses must be finite")
-    _check_level(level)
-    x = np.log2(np.asarray(d, float))
-    if np.ptp(x) == 0:
-        raise ValueError("depths must hold at least two different depths")
-    xc = x - x.mean()
-    y = np.asarray(y, float)
-    slope = float(xc @ (y - y.mean()) / (xc @ xc))
-    res = y - y.mean() - slope * xc
-    df = len(y) - 2
-    if df < 1:
-        raise ValueError("a slope's interval needs at least 3 runs")
-    se = float(math.sqrt((res @ res) / df / (xc @ xc)))
-    t = stats.t_quantile(1 - (1 - level) / 2, df)
-    return {"slope": slope, "se": se, "df": df, "lo": slope - t * se, "hi": slope + t * se, "n": len(y),
-            "level": level}
-
-
-def equal_depth_gap(sweep: Sweep, arch: str, against: str = "pre_ln", min_depth: int = 8,
-                    level: float = 0.95):
-    """``arch``'s final loss minus ``against``'s over every depth >= ``min_depth`` both have,
-    every finished run (no flags: a loss claim reads all runs): per seed the mean of the
-    paired differences over those depths, and the t interval over the seeds present at all
-    of them. Returns ``(depths, TInterval)``, or ``(depths, None)`` below 3 seeds."""
-    _check_sweep(sweep)
-    _check_level(level)
-    depths = [L for L in sweep.depths(arch) if L >= min_depth and L in sweep.depths(against)]
-    per_seed = []
-    for s in sweep.seeds:
-        pairs = [(sweep.runs.get((arch, L, s)), sweep.runs.get((against, L, s))) for L in depths]
-        if depths and all(a is not None and b is not None for a, b in pairs):
-            diffs = [final_loss(a) - final_loss(b) for a, b in pairs]
-            if all(math.isfinite(x) for x in diffs):
-                per_seed.append(float(np.mean(diffs)))
-    return depths, (stats.t_interval(per_seed, level) if len(per_seed) >= 3 else None)
-
-
 def subset(sweep: Sweep, seeds) -> Sweep:
     """The same sweep read on ``seeds`` alone (a seed set of the replication: its runs, its
     missing runs, and a spec whose seeds are those)."""
-    _check_sweep(sweep)
+    check_sweep(sweep)
     seeds = [check_int("seeds[]", s, 0) for s in seeds]
     spec = {**sweep.spec, "seeds": seeds}
     runs = {k: v for k, v in sweep.runs.items() if k[2] in seeds}

@@ -25,7 +25,7 @@ import math
 import numpy as np
 
 from ..book import evidence as E
-from . import training_analysis as R
+from . import depth_analysis, training_analysis as R
 from ..stats import inference as stats
 
 __all__ = ["TRAINED_L", "LADDER_LR", "DEPTH_MIN", "exponent_evidence", "cost_evidence", "depth_points"]
@@ -125,7 +125,7 @@ def cost_evidence(sweep: R.Sweep, deep_runs=()) -> dict:
     out = {}
     final = sweep.measure_steps[-1]
     cell = [r for r in sweep.cell("pre_ln", TRAINED_L) if r["status"] == "ok"]
-    logs = [math.log(R.half_ratio(R.ablation(r)[0])) for r in cell]
+    logs = [math.log(R.half_ratio(depth_analysis.ablation(r)[0])) for r in cell]
     if len(logs) >= 3:
         iv = stats.t_interval(logs, 0.95)
         out[E.HALF_RATIO_TOY] = {"value": math.exp(iv.mean), "lo": math.exp(iv.lo), "hi": math.exp(iv.hi)}
@@ -139,14 +139,14 @@ def cost_evidence(sweep: R.Sweep, deep_runs=()) -> dict:
     level = 1 - 0.05 / 4
     pts = depth_points(sweep, deep_runs)
     if len(pts) >= 3 and len({p[0] for p in pts}) >= 2:
-        sl = R.depth_slope([p[0] for p in pts], [p[1] for p in pts], level)
+        sl = depth_analysis.depth_slope([p[0] for p in pts], [p[1] for p in pts], level)
         out[E.DEPTH_SLOPE_PRE_LN] = {"value": sl["slope"], "lo": sl["lo"], "hi": sl["hi"], "se": sl["se"]}
         out[E.DEPTH_SLOPE_DF] = {"value": float(sl["df"])}
     else:
         out[E.DEPTH_SLOPE_PRE_LN] = {"value": NAN, "lo": NAN, "hi": NAN, "se": NAN}
         out[E.DEPTH_SLOPE_DF] = {"value": NAN}
     for a in GAP_FIXES:
-        _, iv = R.equal_depth_gap(sweep, a, level=level)
+        _, iv = depth_analysis.equal_depth_gap(sweep, a, level=level)
         out[E.VAL_LOSS_GAP[a]] = ({"value": iv.mean, "lo": iv.lo, "hi": iv.hi} if iv is not None
                                   else {"value": NAN, "lo": NAN, "hi": NAN})
     return out
