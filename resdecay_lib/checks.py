@@ -20,9 +20,12 @@ shows what it got. A dataclass declares its fields the same way (``DOMAINS``, re
 :func:`check_fields` in ``__post_init__``). :data:`DECLARED` lists every declaration by
 qualified name: ``tests/test_fuzz.py`` reads it and draws values outside each domain.
 
-A value of the wrong kind (a str where a number or a TrainConfig is expected, a bool where
-an integer is) raises :class:`ArgumentTypeError`, a value of the right kind outside its
-range ``ValueError``.
+One policy, everywhere in the library: a value of the wrong kind (a str where a number or a
+TrainConfig is expected, a bool where an integer is) raises :class:`ArgumentTypeError`, a
+``TypeError`` that is also a ``ValueError`` (so a caller catching either sees it), and a value of
+the right kind outside its range ``ValueError``; never a bare ``TypeError``
+(``tests/test_checks.py`` reads every module for one). Bounds known only at run time use
+:func:`check_int`, :func:`check_real` and :func:`check_items`, the same checks as the domains.
 """
 from __future__ import annotations
 

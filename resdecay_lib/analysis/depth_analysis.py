@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..checks import check_int, check_real
+from ..checks import ArgumentTypeError, check_int, check_real
 from ..stats import inference as stats
 from ..stats.exponents import check_array
 from .training_analysis import (Sweep, TooFewSeeds, check_cell, check_exclude, check_level, check_sweep,
@@ -134,7 +134,7 @@ def depth_law_over_seeds(losses: Mapping, level: float = 0.95) -> dict:
     "L_inf": mean extrapolated loss}``. Needs 3 depths (three parameters) and 3 seeds.
     """
     if not isinstance(losses, Mapping):
-        raise TypeError(f"losses must be a dict {{depth: per-seed losses}}, got {type(losses).__name__}")
+        raise ArgumentTypeError(f"losses must be a dict {{depth: per-seed losses}}, got {type(losses).__name__}")
     check_level(level)
     depths = sorted(losses)
     if len(depths) < 3:

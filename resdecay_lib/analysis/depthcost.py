@@ -46,7 +46,7 @@ from ..nn.hooks import batches, check_inputs, patched_blocks
 from ..nn.progress import progress_bar
 from ..stats import inference as stats
 from ..stats.exponents import half_ratio, halves
-from ..checks import Array, Flag, Instance, Int, OneOf, Real, Text, accepts, check_fields, declare, check_int, check_real, show
+from ..checks import ArgumentTypeError, Array, Flag, Instance, Int, OneOf, Real, Text, accepts, check_fields, check_int, check_real, declare, show
 
 __all__ = ["COSTS", "RANKINGS", "NOISE_Z", "RemovalCost", "cost_kind", "removal_costs",
            "skip_costs", "ranking_scores", "nested_sets", "gromov_sets", "RankCorr",
@@ -165,7 +165,7 @@ def _check_sets(sets, L):
     for i, s in enumerate(sets):
         if isinstance(s, (str, bytes)) or not hasattr(s, "__iter__") or not all(
                 isinstance(k, (int, np.integer)) and not isinstance(k, bool) for k in s):
-            raise TypeError(f"sets[{i}] must be a set of integer block indices from 1 to L = {L}, got {show(s)}")
+            raise ArgumentTypeError(f"sets[{i}] must be a set of integer block indices from 1 to L = {L}, got {show(s)}")
         s = tuple(sorted(int(k) for k in s))
         if not s or s[0] < 1 or s[-1] > L or len(set(s)) != len(s):
             raise ValueError(f"sets[{i}] must hold distinct block indices from 1 to L = {L}, got {s}")
@@ -302,7 +302,7 @@ def predicts_cost(scores: dict, skip: RemovalCost, n_boot: int = 2000, level: fl
     resampled with replacement, jointly for scores and costs (they come from the same text).
     """
     if not isinstance(scores, dict) or not scores:
-        raise TypeError(f"scores must be a non-empty dict {{name: [B, L] scores}}, got {type(scores).__name__}")
+        raise ArgumentTypeError(f"scores must be a non-empty dict {{name: [B, L] scores}}, got {type(scores).__name__}")
     cost = skip.increase.T                                   # [B, L]
     if any(np.shape(v) != cost.shape for v in scores.values()):
         raise ValueError(f"every score must have the skip cost's shape [B, L] = {cost.shape}")
@@ -401,7 +401,7 @@ def skip_half_ratio(skip: RemovalCost, front: int | None = None, n_boot: int = 2
     together). Below 1 when later blocks cost less to skip. Returned as a
     :class:`RankCorr` (``rho`` holds the ratio)."""
     if not isinstance(skip, RemovalCost):
-        raise TypeError(f"skip must be a RemovalCost (skip_costs'), got {type(skip).__name__}")
+        raise ArgumentTypeError(f"skip must be a RemovalCost (skip_costs'), got {type(skip).__name__}")
     check_int("n_boot", n_boot, 100, 1_000_000)
     check_real("level", level, 0, 1, lo_open=True, hi_open=True)
     L = len(skip.sets)

@@ -53,7 +53,7 @@ import numpy as np
 
 from ..book import ledger
 from ..book.preregistration import fingerprint
-from ..checks import check_int
+from ..checks import ArgumentTypeError, check_int
 from ..maths import theory
 from ..stats import inference as stats
 from ..stats.exponents import FRONT_BLOCKS, TAIL_BLOCKS
@@ -77,7 +77,7 @@ def _gram(G) -> np.ndarray:
     try:
         g = np.asarray(G, dtype=np.float64)
     except (TypeError, ValueError):
-        raise TypeError(f"G must be a square matrix of numbers (a Gram matrix), got {type(G).__name__}") from None
+        raise ArgumentTypeError(f"G must be a square matrix of numbers (a Gram matrix), got {type(G).__name__}") from None
     if g.ndim != 2 or g.shape[0] != g.shape[1] or g.shape[0] < 2:
         raise ValueError(f"G must be a square (L+1) x (L+1) Gram matrix, got shape {g.shape}")
     if not np.all(np.isfinite(g)) or np.any(np.diag(g) <= 0):
@@ -148,7 +148,7 @@ def model_curve(p: BlockProfile, model: str, L: int) -> tuple[np.ndarray, np.nda
     """(k, omega_k^2) for k = front + 1..L of ``model`` (one of :data:`MODELS`) extrapolated
     from profile ``p`` to depth ``L`` (the same front and tail, L - front - tail bulk blocks)."""
     if not isinstance(p, BlockProfile):
-        raise TypeError(f"p must be a BlockProfile (block_profile's), got {type(p).__name__}")
+        raise ArgumentTypeError(f"p must be a BlockProfile (block_profile's), got {type(p).__name__}")
     if model not in MODELS:
         raise ValueError(f"model must be one of {MODELS}, got {model!r}")
     check_int("L", L, p.front + p.tail + 2, 100_000)
@@ -292,7 +292,7 @@ def predict(grams: Mapping[str, np.ndarray], measured: Mapping[str, np.ndarray] 
     k0 = V_front / s^2 - FRONT_BLOCKS.
     """
     if not isinstance(grams, Mapping) or len(grams) < 1:
-        raise TypeError("grams must be a non-empty dict {run name: Gram matrix}")
+        raise ArgumentTypeError("grams must be a non-empty dict {run name: Gram matrix}")
     names = sorted(grams)
     profiles = {n: block_profile(grams[n]) for n in names}
     if len({p.L for p in profiles.values()}) != 1:
@@ -376,7 +376,7 @@ CLAIM_ALPHA = 0.05 / 2
 
 def _predicted(predictions: Mapping, model: str, L: int, name: str = PRIMARY_WINDOW) -> dict:
     if not isinstance(predictions, Mapping) or "models" not in predictions:
-        raise TypeError("predictions must be the dict of results/predictions/front.json (front.predict's)")
+        raise ArgumentTypeError("predictions must be the dict of results/predictions/front.json (front.predict's)")
     try:
         return predictions["models"][model][str(L)]["slopes"][name]
     except KeyError:

@@ -39,7 +39,7 @@ import numpy as np
 
 from ..stats import inference as stats
 from ..maths import theory
-from ..checks import check_int, check_real
+from ..checks import ArgumentTypeError, check_int, check_real
 from ..stats.fit import loglog_slope
 from ..stats.exponents import MAX_K as _MAX_K
 from ..stats.exponents import check_array as _check_array
@@ -78,7 +78,7 @@ def part_of(arch: str) -> str:
 
 def check_sweep(sweep):
     if not isinstance(sweep, Sweep):
-        raise TypeError(f"sweep must be a results.Sweep (Sweep.load(...)), got {type(sweep).__name__}")
+        raise ArgumentTypeError(f"sweep must be a results.Sweep (Sweep.load(...)), got {type(sweep).__name__}")
 
 
 def check_cell(sweep, arch, L):
@@ -92,7 +92,7 @@ def check_cell(sweep, arch, L):
 
 def check_exclude(exclude):
     if isinstance(exclude, (str, bytes)) or not hasattr(exclude, "__contains__"):
-        raise TypeError(f"exclude must be a collection of run names (a set, list or dict), "
+        raise ArgumentTypeError(f"exclude must be a collection of run names (a set, list or dict), "
                         f"got {type(exclude).__name__} {exclude!r}")
 
 
@@ -103,7 +103,7 @@ def check_level(level):
 def run_field(r, *path, name="r", run=None):
     """r[path[0]][path[1]]...: a ValueError naming the run and the missing key when absent."""
     if not isinstance(r, Mapping):
-        raise TypeError(f"{name} must be a stored run result (a dict), got {type(r).__name__}")
+        raise ArgumentTypeError(f"{name} must be a stored run result (a dict), got {type(r).__name__}")
     run = r.get("name", "?") if run is None else run
     v, seen = r, ""
     for key in path:
@@ -436,7 +436,7 @@ def departure(grams, k_min: int = 2, level: float = 0.95) -> dict:
     a and whose sign of c agrees with the interval of the mean c (0: the interval holds 0).
     """
     if isinstance(grams, (str, bytes, Mapping)) or not hasattr(grams, "__len__"):
-        raise TypeError(f"grams must be a list of Gram matrices (one per seed), got {type(grams).__name__}")
+        raise ArgumentTypeError(f"grams must be a list of Gram matrices (one per seed), got {type(grams).__name__}")
     shapes = {_check_gram(G, name=f"grams[{i}]").shape for i, G in enumerate(grams)}
     if len(shapes) > 1:
         raise ValueError(f"grams must all have one shape (one depth), got shapes {sorted(shapes)}")
@@ -535,7 +535,7 @@ def compare_exponents(a: stats.TInterval, b: stats.TInterval) -> str:
     (the intervals overlap). A description of two intervals, not a test."""
     for name, v in (("a", a), ("b", b)):
         if not isinstance(v, stats.TInterval):
-            raise TypeError(f"{name} must be a stats.TInterval (an exponent's interval), got {type(v).__name__}")
+            raise ArgumentTypeError(f"{name} must be a stats.TInterval (an exponent's interval), got {type(v).__name__}")
     if b.hi < a.lo:
         return "steeper"
     if b.lo > a.hi:

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import math
 import numbers
+from ..checks import ArgumentTypeError
 
 __all__ = ["Evidence", "KINDS", "DECLARED", "SEED_SETS", "declared", "VAR_EXP", "HALF_RATIO", "HALF_RATIO_REF", "glue", "glue_display",
            "INIT_EXP", "GRAD_RATIO", "VAL_LOSS_GAP", "PRETRAINED_EXP", "PRETRAINED_REF",
@@ -143,7 +144,7 @@ def declared(name: str) -> Evidence:
 
 def _number(name: str, x) -> float:
     if isinstance(x, bool) or not isinstance(x, numbers.Real):
-        raise TypeError(f"evidence {name} must be a real number, got {type(x).__name__} {x!r}")
+        raise ArgumentTypeError(f"evidence {name} must be a real number, got {type(x).__name__} {x!r}")
     return float(x)
 
 

@@ -31,7 +31,7 @@ from __future__ import annotations
 import numbers
 from typing import Mapping
 
-from ..checks import check_items
+from ..checks import ArgumentTypeError, check_items
 from . import evidence as E
 from .claims import CLAIMS
 from .evidence import Evidence
@@ -69,10 +69,10 @@ def evaluate(evidence: Mapping[str, float], claims=None, seed_set: str | None = 
     """Each claim with its verdict on ``evidence`` (default: :data:`CLAIMS`); with ``seed_set``,
     on that seed set's evidence (:func:`on_seed_set`)."""
     if not isinstance(evidence, Mapping):
-        raise TypeError(f"evidence must be a dict {{name: number}} (read_evidence's), got {type(evidence).__name__}")
+        raise ArgumentTypeError(f"evidence must be a dict {{name: number}} (read_evidence's), got {type(evidence).__name__}")
     for k, v in evidence.items():
         if not isinstance(k, str) or not isinstance(v, numbers.Real):
-            raise TypeError(f"evidence must map names (str) to numbers, got {k!r}: {v!r}"[:200])
+            raise ArgumentTypeError(f"evidence must map names (str) to numbers, got {k!r}: {v!r}"[:200])
     if claims is not None:
         claims = check_items("claims", claims, Claim, "a Claim")
     if seed_set is not None:

@@ -12,7 +12,7 @@ import matplotlib
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from ..checks import check_int  # noqa: E402
+from ..checks import ArgumentTypeError, check_int  # noqa: E402
 
 __all__ = ["NAMES", "K_TICKS", "log_k_axis", "close", "COLUMN_IN", "MIN_FONT_PT", "PANEL_H", "PAD_IN", "column_panels",
            "legend_below", "share_ylabel", "finish", "shown_width", "effective_sizes", "DIGEST_DIGITS", "data_digest", "glue_figure", "forest", "init_curves", "grad_profiles", "sublayer_changes", "line_panels", "exponent_through_training", "change_curves", "loss_curves",
@@ -23,7 +23,7 @@ __all__ = ["NAMES", "K_TICKS", "log_k_axis", "close", "COLUMN_IN", "MIN_FONT_PT"
 def _check_panels(name: str, value) -> None:
     """A figure's data: a non-empty dict (one entry a line, a panel or a placement)."""
     if not isinstance(value, dict):
-        raise TypeError(f"{name} must be a dict (see the function's docstring), got {type(value).__name__}")
+        raise ArgumentTypeError(f"{name} must be a dict (see the function's docstring), got {type(value).__name__}")
     if not value:
         raise ValueError(f"{name} must not be empty: nothing to draw")
 
@@ -347,7 +347,7 @@ def exponent_through_training(rows: dict, title: str):
     """rows: {arch: [(step, mean, lo, hi, reference), ...]} -> exponent of omega_k^2 vs step."""
     _check_panels("rows", rows)
     if not isinstance(title, str):
-        raise TypeError(f"title must be a str, got {type(title).__name__}")
+        raise ArgumentTypeError(f"title must be a str, got {type(title).__name__}")
     fig, (ax,) = column_panels(1, height=4.4)
     for i, (a, pts) in enumerate(rows.items()):
         st = np.array([p[0] for p in pts], float)
@@ -368,7 +368,7 @@ def change_curves(curves: dict, theory: dict, L: int):
     """curves: {arch: {label: (mean, se)}} over k = 1..L; theory: {label: curve}."""
     _check_panels("curves", curves)
     if not isinstance(theory, dict):
-        raise TypeError(f"theory must be a dict {{label: curve}}, got {type(theory).__name__}")
+        raise ArgumentTypeError(f"theory must be a dict {{label: curve}}, got {type(theory).__name__}")
     check_int("L", L, 1)
     fig, axes = column_panels(len(curves), panel_height=2.1, sharey=True)
     k = np.arange(1, L + 1)
@@ -393,7 +393,7 @@ def loss_curves(curves: dict, baselines: dict):
     """curves: {label: (steps, loss)}; baselines: {label: loss} drawn as horizontal lines."""
     _check_panels("curves", curves)
     if not isinstance(baselines, dict):
-        raise TypeError(f"baselines must be a dict {{label: loss}}, got {type(baselines).__name__}")
+        raise ArgumentTypeError(f"baselines must be a dict {{label: loss}}, got {type(baselines).__name__}")
     fig, (ax,) = column_panels(1, height=4.0)
     for i, (lab, (s, y)) in enumerate(curves.items()):
         ax.plot(np.maximum(s, 1), y, "-", lw=1, color=f"C{i % 10}", label=lab)
@@ -556,7 +556,7 @@ def norm_readings(panels: dict):
 def _check_pair(name: str, value, n: int) -> None:
     """A tuple of ``n`` arrays (what each entry of a theory figure's dict holds)."""
     if not isinstance(value, tuple) or len(value) != n:
-        raise TypeError(f"{name} must be a tuple of {n} arrays (see the function's docstring), got {value!r:.60}")
+        raise ArgumentTypeError(f"{name} must be a tuple of {n} arrays (see the function's docstring), got {value!r:.60}")
 
 
 def theorem_simulation(k, omega, shown: dict, rel: dict):
@@ -610,7 +610,7 @@ def remainder_panels(k, curves: dict, remainder, levels: dict):
     """
     _check_panels("curves", curves)
     if not isinstance(levels, dict):
-        raise TypeError(f"levels must be a dict {{label: value}}, got {type(levels).__name__}")
+        raise ArgumentTypeError(f"levels must be a dict {{label: value}}, got {type(levels).__name__}")
     fig, (ax0, ax1) = column_panels(2, height=3.2)
     for i, (label, y) in enumerate(curves.items()):
         ax0.loglog(k, y, "-" if i == 0 else "--", label=label)
@@ -659,7 +659,7 @@ def limit_curves(curves: dict, dashed: dict, ylabel: str):
     """
     _check_panels("curves", curves)
     if not isinstance(dashed, dict):
-        raise TypeError(f"dashed must be a dict {{label: (k, y)}}, got {type(dashed).__name__}")
+        raise ArgumentTypeError(f"dashed must be a dict {{label: (k, y)}}, got {type(dashed).__name__}")
     fig, (ax,) = column_panels(1, width=5.6, height=4.0)
     for i, (label, v) in enumerate(curves.items()):
         _check_pair(f"curves[{label!r}]", v, 3)
@@ -700,7 +700,7 @@ def forest(rows: dict, xlabel: str, refs: dict | None = None):
     _check_panels("rows", rows)
     refs = {} if refs is None else refs
     if not isinstance(refs, dict):
-        raise TypeError(f"refs must be a dict {{label: x}}, got {type(refs).__name__}")
+        raise ArgumentTypeError(f"refs must be a dict {{label: x}}, got {type(refs).__name__}")
     n = len(rows)
     fig, (ax,) = column_panels(1, height=0.3 * n + 1.4)
     for i, (lab, (v, lo, hi)) in enumerate(rows.items()):

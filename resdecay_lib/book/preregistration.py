@@ -30,6 +30,7 @@ import numbers
 import textwrap
 import types
 from pathlib import Path
+from ..checks import ArgumentTypeError
 
 __all__ = ["fingerprint", "fingerprints", "REGISTRY", "read_registry", "mismatches"]
 
@@ -55,7 +56,7 @@ def _tree(fn) -> ast.FunctionDef:
     src = textwrap.dedent(inspect.getsource(fn))
     node = ast.parse(src).body[0]
     if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-        raise TypeError(f"{fn!r} is not a function defined by def")
+        raise ArgumentTypeError(f"{fn!r} is not a function defined by def")
     body = node.body
     if body and isinstance(body[0], ast.Expr) and isinstance(getattr(body[0], "value", None), ast.Constant) \
             and isinstance(body[0].value.value, str):
@@ -110,7 +111,7 @@ def fingerprint(fn) -> str:
     True
     """
     if not isinstance(fn, types.FunctionType):
-        raise TypeError(f"fn must be a Python function (a rule), got {type(fn).__name__}")
+        raise ArgumentTypeError(f"fn must be a Python function (a rule), got {type(fn).__name__}")
     text = "\n".join(sorted(set(_canonical(fn, set()))))
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 

@@ -28,7 +28,7 @@ import numbers
 import numpy as np
 import sympy as sp
 
-from ..checks import check_real
+from ..checks import ArgumentTypeError, check_real
 from .finite_d import check_rc
 from .theorem import omega_sq  # noqa: F401  (the doctest of omega_sq_hetero compares with it)
 
@@ -116,7 +116,7 @@ def _check_variances(s2):
     try:
         arr = np.asarray(s2, dtype=float)
     except (TypeError, ValueError):
-        raise TypeError(f"s2 must be a sequence of positive finite block variances, got {type(s2).__name__}") from None
+        raise ArgumentTypeError(f"s2 must be a sequence of positive finite block variances, got {type(s2).__name__}") from None
     if arr.ndim != 1 or arr.size < 2:
         raise ValueError(f"s2 must be a 1-d sequence of at least 2 block variances s_1^2..s_N^2, got shape {arr.shape}")
     if not np.all(np.isfinite(arr)) or np.any(arr <= 0):
@@ -217,7 +217,7 @@ def feedback_fixed_point(a, b):
     if not (isinstance(a, sp.Basic) or isinstance(b, sp.Basic)):
         for name, val in (("a", a), ("b", b)):
             if isinstance(val, bool) or not isinstance(val, numbers.Real) or not math.isfinite(val):
-                raise TypeError(f"{name} must be a finite real number (a < 0, b != 0), got {val!r}")
+                raise ArgumentTypeError(f"{name} must be a finite real number (a < 0, b != 0), got {val!r}")
         if not (a < 0 and b != 0):
             raise ValueError(f"a must be < 0 and b nonzero for a fixed point, got a={a!r}, b={b!r}")
     v = -(a**2 + b**2) / (2 * a)
@@ -236,7 +236,7 @@ def feedback_recursion(a: float, b: float, depth: int):
     """
     for name, val in (("a", a), ("b", b)):
         if isinstance(val, bool) or not isinstance(val, numbers.Real) or not math.isfinite(val):
-            raise TypeError(f"{name} must be a finite real number, got {val!r}")
+            raise ArgumentTypeError(f"{name} must be a finite real number, got {val!r}")
     if b == 0:
         raise ValueError("b must be nonzero (b = 0 makes the stream one-dimensional)")
     if isinstance(depth, bool) or not isinstance(depth, numbers.Integral) or not 2 <= depth <= MAX_DEPTH:
@@ -277,7 +277,7 @@ def stream_writes_change(v0_sq: float, a, b_sq):
         a_arr = np.asarray(a, dtype=np.float64)
         b_arr = np.asarray(b_sq, dtype=np.float64)
     except (TypeError, ValueError):
-        raise TypeError("a and b_sq must be 1-D sequences of finite real numbers") from None
+        raise ArgumentTypeError("a and b_sq must be 1-D sequences of finite real numbers") from None
     if a_arr.ndim != 1 or a_arr.shape != b_arr.shape or a_arr.size < 1 or a_arr.size > MAX_DEPTH:
         raise ValueError(f"a and b_sq must be 1-D of one length from 1 to {MAX_DEPTH}, got shapes "
                          f"{a_arr.shape} and {b_arr.shape}")

@@ -27,6 +27,7 @@ import sympy as sp
 
 from .finite_d import change_sq_finite_d
 from .theorem import check_k, check_symbolic, omega_sq
+from ..checks import ArgumentTypeError
 
 __all__ = ["MAX_SERIES_TERMS", "omega", "derive_mean_abs_gaussian", "mean_abs_change", "omega_closed_form",
            "omega_series_coefficient", "omega_series", "remainder_coefficient_ratio", "remainder_constant",
@@ -104,7 +105,7 @@ def omega_series_coefficient(m) -> sp.Expr:
     if isinstance(m, sp.Basic) and not m.is_Integer:
         return 2 * sp.binomial(sp.Rational(1, 2), check_symbolic("m", m, "a positive integer or a SymPy symbol"))
     if isinstance(m, bool) or not isinstance(m, (numbers.Integral, sp.Integer)):
-        raise TypeError(f"m must be a positive integer or a SymPy symbol, got {type(m).__name__} {m!r}")
+        raise ArgumentTypeError(f"m must be a positive integer or a SymPy symbol, got {type(m).__name__} {m!r}")
     if not 1 <= int(m) <= 2 * MAX_SERIES_TERMS:
         raise ValueError(f"m must be an integer from 1 to {2 * MAX_SERIES_TERMS} (m >= 1), got {int(m)}")
     m = int(m)
@@ -160,7 +161,7 @@ def unit_fraction_denominator(ratio: float) -> int:
     So "about a fifth" is 4.5 <= 1/ratio < 5.5. ``ratio`` must be a finite float in (0, 1].
     """
     if isinstance(ratio, bool) or not isinstance(ratio, numbers.Real):
-        raise TypeError(f"ratio must be a real number in (0, 1], got {type(ratio).__name__} {ratio!r}")
+        raise ArgumentTypeError(f"ratio must be a real number in (0, 1], got {type(ratio).__name__} {ratio!r}")
     ratio = float(ratio)
     if not (0 < ratio <= 1):
         raise ValueError(f"ratio must be in (0, 1], got {ratio}")
@@ -186,7 +187,7 @@ def derive_output_change_var(M=1) -> tuple[sp.Expr, sp.Symbol]:
     """
     if not isinstance(M, sp.Basic):
         if isinstance(M, bool) or not isinstance(M, numbers.Integral):
-            raise TypeError(f"M must be a positive integer or a SymPy symbol, got {type(M).__name__} {M!r}")
+            raise ArgumentTypeError(f"M must be a positive integer or a SymPy symbol, got {type(M).__name__} {M!r}")
         if M < 1:
             raise ValueError(f"M must be a positive integer (M >= 1), got {M}")
         M = sp.Integer(M)
@@ -207,7 +208,7 @@ def output_change_var(N, embedding_counted: bool = False) -> sp.Expr:
     ``N`` is checked like ``k`` in :func:`omega_sq` (smallest valid N: 2, or 1 if embedding-counted).
     """
     if not isinstance(embedding_counted, bool):
-        raise TypeError(f"embedding_counted must be True or False, got {embedding_counted!r}")
+        raise ArgumentTypeError(f"embedding_counted must be True or False, got {embedding_counted!r}")
     N = check_k(N, embedding_counted, name="N")
     return omega_sq(N, embedding_counted)
 

@@ -34,7 +34,7 @@ import numpy as np
 import sympy as sp
 from sympy.utilities.iterables import multiset_partitions
 
-from ..checks import check_int, check_real
+from ..checks import ArgumentTypeError, check_int, check_real
 from .theorem import check_k, check_symbolic, omega_sq
 
 __all__ = ["MAX_EXACT_D", "RHO", "M", "correlation_rho", "expected_cos_series", "expected_cos_exact",
@@ -67,7 +67,7 @@ def _check_d(d, minimum=2, maximum=None):
     if isinstance(d, sp.Basic) and not d.is_Integer:
         return check_symbolic("d", d, f"an integer >= {minimum} or a SymPy symbol")
     if isinstance(d, bool) or not isinstance(d, (numbers.Integral, sp.Integer)):
-        raise TypeError(f"d must be an integer >= {minimum} or a SymPy symbol, got {type(d).__name__} {d!r}")
+        raise ArgumentTypeError(f"d must be an integer >= {minimum} or a SymPy symbol, got {type(d).__name__} {d!r}")
     if int(d) < minimum or (maximum is not None and int(d) > maximum):
         span = f">= {minimum}" if maximum is None else f"from {minimum} to {maximum}"
         raise ValueError(f"d must be an integer {span}, got {int(d)}")
@@ -197,7 +197,7 @@ def expected_cos_exact(rho, m) -> sp.Expr:
     for name, v in (("rho", rho), ("m", m)):
         if isinstance(v, (bool, str, bytes)) or v is None or not (
                 isinstance(v, (numbers.Number, sp.Basic))):
-            raise TypeError(f"{name} must be a real number or a SymPy expression, got "
+            raise ArgumentTypeError(f"{name} must be a real number or a SymPy expression, got "
                             f"{type(v).__name__} {v!r}")
     rho, m = sp.sympify(rho), sp.sympify(m)
     if rho.is_number and not (rho.is_real and rho.is_finite and bool(-1 <= rho <= 1)):
@@ -297,11 +297,11 @@ def check_rc(r, c):
     arrays = []
     for name, val, rng in (("r", r, "finite and >= 0"), ("c", c, "in [-1, 1]")):
         if isinstance(val, (bool, str, bytes)) or val is None:
-            raise TypeError(f"{name} must be a real number or array, {rng}, got {type(val).__name__} {val!r}")
+            raise ArgumentTypeError(f"{name} must be a real number or array, {rng}, got {type(val).__name__} {val!r}")
         try:
             arrays.append(np.asarray(val, dtype=float))
         except (TypeError, ValueError):
-            raise TypeError(f"{name} must be a real number or array, {rng}, got {type(val).__name__}") from None
+            raise ArgumentTypeError(f"{name} must be a real number or array, {rng}, got {type(val).__name__}") from None
     ra, ca = arrays
     if not np.all(np.isfinite(ra)) or np.any(ra < 0):
         raise ValueError(f"r must be finite and >= 0 (r = |f|/|x|), got {r!r}")

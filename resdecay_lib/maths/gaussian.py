@@ -26,7 +26,7 @@ from statistics import NormalDist
 
 import numpy as np
 
-from ..checks import check_int, check_real
+from ..checks import ArgumentTypeError, check_int, check_real
 
 __all__ = ["LN_EPS", "MAX_ELEMENTS", "MAX_DEPTH", "SimResult", "layer_norm", "simulate", "RcResult", "simulate_rc",
            "simulate_feedback", "normal_quantile", "bonferroni_z_crit"]
@@ -62,7 +62,7 @@ def layer_norm(x: np.ndarray, eps: float = LN_EPS) -> np.ndarray:
     if not isinstance(x, np.ndarray):
         x = np.asarray(x)
     if x.dtype.kind not in "fiu" or x.ndim < 1 or x.shape[-1] < 1:
-        raise TypeError(f"x must be a real array of shape (..., d) with d >= 1, got "
+        raise ArgumentTypeError(f"x must be a real array of shape (..., d) with d >= 1, got "
                         f"{'dtype ' + str(x.dtype) if x.dtype.kind not in 'fiu' else 'shape ' + str(x.shape)}")
     if not np.isfinite(x).all():
         raise ValueError("x must be finite (it holds NaN or an infinity)")
@@ -100,7 +100,7 @@ def _check_sigma(sigma, depth: int) -> np.ndarray | None:
     try:
         arr = np.array(sigma, dtype=float)
     except (TypeError, ValueError):
-        raise TypeError(f"sigma must be an array of {depth} positive finite per-block standard deviations "
+        raise ArgumentTypeError(f"sigma must be an array of {depth} positive finite per-block standard deviations "
                         f"(length depth), got {type(sigma).__name__}") from None
     if arr.shape != (depth,):
         raise ValueError(f"sigma must have length depth = {depth} (one standard deviation per block), "

@@ -30,6 +30,7 @@ import numbers
 from dataclasses import dataclass
 
 import sympy as sp
+from ..checks import ArgumentTypeError
 
 __all__ = ["CONVENTIONS", "first_valid_k", "omega_sq", "Derivation", "derive_omega_sq",
            "layer_norm_identity_residual", "layer_norm_eps_error"]
@@ -47,7 +48,7 @@ def first_valid_k(embedding_counted: bool = False) -> int:
 def check_symbolic(name, value, what):
     """A SymPy number that is not an Integer (1/2, 2.0, I, oo, nan) is not a valid ``name``."""
     if value.is_number:
-        raise TypeError(f"{name} must be {what}, got the SymPy number {value!r}")
+        raise ArgumentTypeError(f"{name} must be {what}, got the SymPy number {value!r}")
     return value
 
 
@@ -57,11 +58,11 @@ def check_k(k, embedding_counted, name="k"):
     Returns ``k`` as a SymPy object.
     """
     if not isinstance(embedding_counted, bool):
-        raise TypeError(f"embedding_counted must be True or False, got {embedding_counted!r}")
+        raise ArgumentTypeError(f"embedding_counted must be True or False, got {embedding_counted!r}")
     if isinstance(k, sp.Basic) and not k.is_Integer:
         return check_symbolic(name, k, "an integer or a SymPy symbol")
     if isinstance(k, bool) or not isinstance(k, (numbers.Integral, sp.Integer)):
-        raise TypeError(f"{name} must be an integer or a SymPy symbol, got {type(k).__name__} {k!r}")
+        raise ArgumentTypeError(f"{name} must be an integer or a SymPy symbol, got {type(k).__name__} {k!r}")
     kmin = first_valid_k(embedding_counted)
     if int(k) < kmin:
         raise ValueError(
@@ -129,7 +130,7 @@ def derive_omega_sq(embedding_counted: bool = False) -> Derivation:
     0
     """
     if not isinstance(embedding_counted, bool):
-        raise TypeError(f"embedding_counted must be True or False, got {embedding_counted!r}")
+        raise ArgumentTypeError(f"embedding_counted must be True or False, got {embedding_counted!r}")
     k = sp.Symbol("k", positive=True)
     sigma = sp.Symbol("sigma", positive=True)
     j = sp.Symbol("j", integer=True)

@@ -17,7 +17,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from ..checks import Instance, Int, Tensor, accepts
+from ..checks import ArgumentTypeError, Instance, Int, Tensor, accepts
 from .hooks import patched_blocks
 from .models import check_token_ids, vocab_size_of
 
@@ -74,7 +74,7 @@ def window_losses(model, x, y, chunk: int = 32) -> np.ndarray:
         try:
             logits = model(x[i:i + chunk].to(dev))
         except NotImplementedError as exc:         # torch: a Module without forward
-            raise TypeError(f"model must be a callable module (its forward is missing): {exc}") from exc
+            raise ArgumentTypeError(f"model must be a callable module (its forward is missing): {exc}") from exc
         ce = F.cross_entropy(logits.transpose(1, 2), y[i:i + chunk].to(dev), reduction="none")
         out.append(ce.double().mean(1).cpu())
     return torch.cat(out).numpy()

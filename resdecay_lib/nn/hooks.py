@@ -46,7 +46,7 @@ import numpy as np
 import torch
 import torch.nn as nn
 
-from ..checks import Instance, Int, accepts
+from ..checks import ArgumentTypeError, Instance, Int, accepts
 
 #: the domains of parameters that several functions here share, declared once
 _MODULE = Instance(nn.Module, "a torch.nn.Module")
@@ -63,7 +63,7 @@ def _first_tensor(value, what):
         return value
     if isinstance(value, (tuple, list)) and value and isinstance(value[0], torch.Tensor):
         return value[0]  # Hugging Face blocks return (hidden_states, ...)
-    raise TypeError(f"cannot find the residual stream in the {what}: expected a tensor or a "
+    raise ArgumentTypeError(f"cannot find the residual stream in the {what}: expected a tensor or a "
                     f"tuple whose first element is a tensor, got {type(value).__name__}")
 
 
@@ -81,7 +81,7 @@ def _call(model, inputs):
         if inputs.numel() == 0:
             raise ValueError(f"inputs must not be empty, got shape {tuple(inputs.shape)}")
         return model(inputs.to(model_device(model)))
-    raise TypeError(f"inputs must be a LongTensor of token ids or a mapping of keyword tensors (a dict, "
+    raise ArgumentTypeError(f"inputs must be a LongTensor of token ids or a mapping of keyword tensors (a dict, "
                     f"a Hugging Face BatchEncoding), got {type(inputs).__name__}")
 
 
@@ -103,7 +103,7 @@ def capture(model: nn.Module, inputs, entries: list[nn.Module], exit_module: nn.
     float64 sums :func:`layer_change` reads (:class:`SumSink`) and keeps only the previous
     state; returns ``(s, q, c)``, numpy [L+1, N], [L+1, N], [L, N] with N = B T."""
     if not isinstance(model, nn.Module):
-        raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
+        raise ArgumentTypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
     if len(entries) == 0:
         raise ValueError("blocks must hold at least one module")
     own = {id(m) for m in model.modules()}
@@ -140,7 +140,7 @@ def capture(model: nn.Module, inputs, entries: list[nn.Module], exit_module: nn.
             elif "hidden_states" in kwargs:
                 x = kwargs["hidden_states"]
             else:
-                raise TypeError(f"blocks[{slot}] was called without a positional input or a "
+                raise ArgumentTypeError(f"blocks[{slot}] was called without a positional input or a "
                                 f"hidden_states keyword; cannot find the stream")
             put(slot, _first_tensor(x, f"input of blocks[{slot}]"))
         return hook
@@ -157,7 +157,7 @@ def capture(model: nn.Module, inputs, entries: list[nn.Module], exit_module: nn.
             try:
                 _call(model, inputs)
             except NotImplementedError as exc:     # torch: a Module without forward
-                raise TypeError(f"model must be a callable module (its forward, or a block's, is missing): "
+                raise ArgumentTypeError(f"model must be a callable module (its forward, or a block's, is missing): "
                                 f"{exc}") from exc
     finally:
         for h in handles:
@@ -256,7 +256,7 @@ def residual_stream(model: nn.Module, inputs, blocks=None, exit_module=None) -> 
     torch.Size([4, 2, 4, 8])
     """
     if not isinstance(model, nn.Module):
-        raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
+        raise ArgumentTypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
     blocks, exit_module = resolve_blocks(model, blocks, exit_module)
     check_ids(model, inputs)
     return capture(model, inputs, blocks, exit_module)
@@ -282,13 +282,13 @@ def resolve_blocks(model, blocks, exit_module):
             raise ValueError("model has no attribute 'blocks': pass blocks=[...] explicitly")
         blocks = model.blocks
     if isinstance(blocks, nn.Module) and not isinstance(blocks, nn.ModuleList):
-        raise TypeError(f"blocks must be a list of modules, got one {type(blocks).__name__}: pass [module]")
+        raise ArgumentTypeError(f"blocks must be a list of modules, got one {type(blocks).__name__}: pass [module]")
     try:
         blocks = list(blocks)
     except TypeError as exc:
-        raise TypeError(f"blocks must be a list of modules, got {type(blocks).__name__}") from exc
+        raise ArgumentTypeError(f"blocks must be a list of modules, got {type(blocks).__name__}") from exc
     if exit_module is not None and not isinstance(exit_module, nn.Module):
-        raise TypeError(f"exit_module must be a submodule of the model, got {type(exit_module).__name__}")
+        raise ArgumentTypeError(f"exit_module must be a submodule of the model, got {type(exit_module).__name__}")
     if not blocks:
         raise ValueError("blocks must hold at least one module")
     return blocks, (blocks[-1] if exit_module is None else exit_module)
@@ -348,7 +348,7 @@ def sublayer_stream(model: nn.Module, inputs) -> SublayerStream:
     it is captured with the same hooks as the blocks' inputs.
     """
     if not isinstance(model, nn.Module):
-        raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
+        raise ArgumentTypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
     if not isinstance(getattr(model, "blocks", None), (nn.ModuleList, list, tuple)) or \
             not all(hasattr(b, "resid_mid") for b in model.blocks):
         raise ValueError("model must be a model of resdecay_lib.nn.models (blocks with a resid_mid point)")

@@ -39,7 +39,7 @@ import numpy as np
 import torch
 import torch.nn as nn
 
-from ..checks import Flag, Instance, Int, Ints, Real, Tensor, Text, accepts
+from ..checks import ArgumentTypeError, Flag, Instance, Int, Ints, Real, Tensor, Text, accepts
 from ..maths.gaussian import LN_EPS  # eps of LN0, one constant for the simulator and the probe
 from ..stats import exponents, fit
 from .hooks import (
@@ -79,7 +79,7 @@ def _capture_in_batches(model, inputs, batch_size, progress, desc, blocks=None, 
     per-token sums of each batch instead (:class:`~resdecay_lib.nn.hooks.SumSink`),
     concatenated: ``(s, q, c, D)``."""
     if not isinstance(model, nn.Module):
-        raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
+        raise ArgumentTypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
     check_inputs(inputs, batch_size)
     n = _n_sequences(inputs)
     if keep_stream:
@@ -175,7 +175,7 @@ def block_grad_norms(model: nn.Module, idx: torch.Tensor, blocks=None) -> np.nda
     are left as they were before the call.
     """
     if not isinstance(model, nn.Module):
-        raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
+        raise ArgumentTypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
     if not isinstance(idx, torch.Tensor) or idx.dim() != 2 or idx.shape[1] < 2:
         raise ValueError(f"idx must be token ids of shape [B, T] with T >= 2, got "
                          f"{tuple(idx.shape) if isinstance(idx, torch.Tensor) else type(idx).__name__}")
@@ -186,9 +186,9 @@ def block_grad_norms(model: nn.Module, idx: torch.Tensor, blocks=None) -> np.nda
         raise ValueError("model has no attribute 'blocks': pass blocks=[...] explicitly")
     if blocks is not None and (isinstance(blocks, nn.Module) and not isinstance(blocks, nn.ModuleList)
                                or not hasattr(blocks, "__iter__")):
-        raise TypeError(f"blocks must be a list of modules, got {type(blocks).__name__}")
+        raise ArgumentTypeError(f"blocks must be a list of modules, got {type(blocks).__name__}")
     if blocks is not None and not all(isinstance(b, nn.Module) for b in blocks):
-        raise TypeError("blocks must be a list of modules")
+        raise ArgumentTypeError("blocks must be a list of modules")
     blocks = list(model.blocks if blocks is None else blocks)
     if not blocks:
         raise ValueError("blocks must hold at least one module")
@@ -356,7 +356,7 @@ def measure_zoo(model: nn.Module, x: torch.Tensor) -> dict:
 
 def _check_tokens(tokens, seeds) -> None:
     if not isinstance(tokens, dict):
-        raise TypeError(f"tokens must be a dict {{seed: token ids [B, T]}}, got {type(tokens).__name__}")
+        raise ArgumentTypeError(f"tokens must be a dict {{seed: token ids [B, T]}}, got {type(tokens).__name__}")
     missing = [s for s in seeds if s not in tokens]
     if missing:
         raise ValueError(f"tokens must hold the windows of every seed: it lacks seeds {missing[:10]}")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import torch
 import torch.nn as nn
 
-from ..checks import Instance, Int, Tensor, accepts
+from ..checks import ArgumentTypeError, Instance, Int, Tensor, accepts
 
 _MODEL = Instance(nn.Module, "a torch.nn.Module")
 _BLOCK = Int(2)          # weights per Q4_1 block (ggml's: 32)
@@ -29,7 +29,7 @@ def relative_weight_change(model: nn.Module, reference) -> float:
     matrices (e.g. clones taken before an in-place quantisation)."""
     ref = dict(reference.named_parameters()) if isinstance(reference, nn.Module) else reference
     if not isinstance(ref, dict):
-        raise TypeError(f"reference must be a module or a dict {{name: tensor}}, got {type(reference).__name__}")
+        raise ArgumentTypeError(f"reference must be a module or a dict {{name: tensor}}, got {type(reference).__name__}")
     num = den = 0.0
     for name, w in model.named_parameters():
         if w.dim() == 2 and name in ref:

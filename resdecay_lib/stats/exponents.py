@@ -15,7 +15,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from ..checks import check_int, check_real
+from ..checks import ArgumentTypeError, check_int, check_real
 from ..maths import theory
 from .fit import loglog_slope
 
@@ -39,13 +39,13 @@ TAIL_BLOCKS = 1
 def check_array(name, value, ndim, *, positive=False, min_len=1):
     """``value`` as a finite float array of ``ndim`` dimensions, each at least ``min_len`` long."""
     if value is None or isinstance(value, (str, bytes, Mapping)):
-        raise TypeError(f"{name} must be a {ndim}-D array of finite numbers, got {type(value).__name__}")
+        raise ArgumentTypeError(f"{name} must be a {ndim}-D array of finite numbers, got {type(value).__name__}")
     try:
         if np.iscomplexobj(value):
-            raise TypeError("complex")
+            raise ArgumentTypeError("complex")
         a = np.asarray(value, dtype=float)
     except (TypeError, ValueError) as exc:
-        raise TypeError(f"{name} must be a {ndim}-D array of finite real numbers, got "
+        raise ArgumentTypeError(f"{name} must be a {ndim}-D array of finite real numbers, got "
                         f"{type(value).__name__}") from exc
     if a.ndim != ndim or min(a.shape, default=0) < min_len:
         raise ValueError(f"{name} must be a {ndim}-D array with at least {min_len} entries along each "
@@ -72,7 +72,7 @@ def check_gram(G, min_L=1, name="G"):
 def check_bool(name, value):
     """Raise ``TypeError`` unless ``value`` is a bool (Python's or NumPy's)."""
     if not isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{name} must be True or False, got {type(value).__name__} {value!r}")
+        raise ArgumentTypeError(f"{name} must be True or False, got {type(value).__name__} {value!r}")
 
 
 def rho(G) -> float:

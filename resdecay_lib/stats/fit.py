@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..checks import check_int, check_real
+from ..checks import ArgumentTypeError, check_int, check_real
 
 __all__ = ["PowerLawFit", "power_law", "loglog_slope"]
 
@@ -88,7 +88,7 @@ def _positive_1d(name, v) -> np.ndarray:
     try:
         a = np.asarray(v, dtype=np.float64)
     except (TypeError, ValueError):
-        raise TypeError(f"{name} must be a 1-D array of positive finite numbers, got "
+        raise ArgumentTypeError(f"{name} must be a 1-D array of positive finite numbers, got "
                         f"{type(v).__name__}") from None
     if a.ndim != 1:
         raise ValueError(f"{name} must be a 1-D array of positive finite numbers, got shape {a.shape}")
@@ -132,7 +132,7 @@ def power_law(k, y, k_min=None, k_max=None, groups=None, n_boot: int = 1000,
     try:
         k = np.asarray(k, dtype=np.float64) if not isinstance(k, np.ndarray) or k.dtype.kind not in "fiu" else k
     except (TypeError, ValueError):
-        raise TypeError(f"k must be a non-empty 1-D array of positive indices, got {type(k).__name__}") from None
+        raise ArgumentTypeError(f"k must be a non-empty 1-D array of positive indices, got {type(k).__name__}") from None
     if k.ndim != 1 or k.size == 0:
         raise ValueError(f"k must be a non-empty 1-D array, got shape {k.shape}")
     if not np.all(np.isfinite(k)) or np.any(k <= 0):
@@ -140,7 +140,7 @@ def power_law(k, y, k_min=None, k_max=None, groups=None, n_boot: int = 1000,
     try:
         y = np.asarray(y, dtype=np.float64)
     except (TypeError, ValueError):
-        raise TypeError(f"y must be a real array [K] or [S, K], got {type(y).__name__}") from None
+        raise ArgumentTypeError(f"y must be a real array [K] or [S, K], got {type(y).__name__}") from None
     if y.ndim == 1:
         y = y[None]
         resample = False

@@ -32,7 +32,7 @@ import numpy as np
 from scipy.stats import rankdata as _rankdata
 from scipy.stats import t as _scipy_t
 
-from ..checks import Array, Int, OneOf, Real, Text, accepts, check_fields, check_items, declare, show
+from ..checks import ArgumentTypeError, Array, Int, OneOf, Real, Text, accepts, check_fields, check_items, declare, show
 from ..maths.gaussian import bonferroni_z_crit
 
 #: the domains several functions here share, declared once
@@ -250,7 +250,7 @@ class Hypothesis:
         if self.kind == "equivalent" and not self.margin > 0:
             raise ValueError(f"an equivalence claim needs a margin > 0, got {self.margin!r}")
         if not (hasattr(self.x, "estimate") and callable(getattr(self.x, "interval", None))):
-            raise TypeError(f"x must be an estimate (with estimate and interval(level): a PowerLawFit, "
+            raise ArgumentTypeError(f"x must be an estimate (with estimate and interval(level): a PowerLawFit, "
                             f"Replicates), got {type(self.x).__name__} {show(self.x)}")
         ref_ok = (isinstance(self.ref, numbers.Real) and not isinstance(self.ref, bool)
                   and math.isfinite(self.ref)) or (

@@ -41,7 +41,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from ..checks import Int, OneOf, PathArg, Text, accepts, check_int, show
+from ..checks import ArgumentTypeError, Int, OneOf, PathArg, Text, accepts, check_int, show
 from ..nn.device import cache_dir, sha256_file
 from .store import write_atomic
 
@@ -253,7 +253,7 @@ class CharVocab:
         except (TypeError, ValueError):
             ok = False
         if not ok or isinstance(tokens, (str, bytes)):
-            raise TypeError(f"tokens must be a 1-D sequence of integer token indices, got {show(tokens)}")
+            raise ArgumentTypeError(f"tokens must be a 1-D sequence of integer token indices, got {show(tokens)}")
         if ids.size and (ids.min() < 0 or ids.max() >= self.size):
             raise ValueError(f"tokens must hold indices in [0, size={self.size}), got indices from "
                              f"{int(ids.min())} to {int(ids.max())}")

@@ -37,7 +37,7 @@ from importlib.metadata import PackageNotFoundError, version as _package_version
 from pathlib import Path
 
 from .. import __version__
-from ..checks import DeviceName, Instance, Name, PathArg, accepts, check_out_dir, check_out_file, show
+from ..checks import ArgumentTypeError, DeviceName, Instance, Name, PathArg, accepts, check_out_dir, check_out_file, show
 from ..nn.config import ARCH_NAMES, GPTConfig, validate_config
 from .config import RunPlan, TrainConfig
 from .engines import check_slurm
@@ -250,7 +250,7 @@ def write_atomic(path: str | Path, data: str | bytes) -> None:
     :func:`replacing`, flushed and synced before the rename, so a reader sees the old file or
     the new one, never a part."""
     if not isinstance(data, (str, bytes)):
-        raise TypeError(f"data must be str or bytes, got {type(data).__name__}")
+        raise ArgumentTypeError(f"data must be str or bytes, got {type(data).__name__}")
     raw = data.encode("utf-8") if isinstance(data, str) else data
     with replacing(path) as tmp:
         with open(tmp, "wb") as f:
@@ -281,7 +281,7 @@ def write_json_atomic(obj, path: str | Path) -> None:
     try:
         text = json.dumps(_json_safe(obj), separators=(",", ":"), allow_nan=False)
     except TypeError as exc:
-        raise TypeError(f"obj must be JSON-ready (dicts, lists, str, numbers, bool, None): {exc}") from None
+        raise ArgumentTypeError(f"obj must be JSON-ready (dicts, lists, str, numbers, bool, None): {exc}") from None
     write_atomic(path, text)
 
 
