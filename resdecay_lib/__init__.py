@@ -44,7 +44,8 @@ crossing modules)::
   names); ``book.preregistration`` (the rules' fingerprints), ``book.findings``,
   ``book.plots`` (the book's figure kinds)
 * ``analysis``: ``analysis.training_analysis`` (stored sweeps and the analysis Chapter 7
-  rests on), ``analysis.depth_analysis`` (Chapter 8: ablations, the depth ladder, law and
+  rests on), ``analysis.init_analysis`` (Chapter 6: the zoo's profiles at initialisation),
+  ``analysis.depth_analysis`` (Chapter 8: ablations, the depth ladder, law and
   slope, gaps at equal depth), ``analysis.pretrained_analysis`` (Chapter 9: the pretrained models'
   measurements and their exponent reports), ``analysis.depthcost`` (skip and removal costs),
   ``analysis.front`` (the front of trained Pre-LN and its predictions), ``analysis.recheck``

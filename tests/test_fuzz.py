@@ -38,13 +38,13 @@ from resdecay_lib import checks as C  # noqa: E402
 from resdecay_lib.training import baselines, data, engines, runs, store, sweep, train  # noqa: E402
 from resdecay_lib.training import config as train_config  # noqa: E402
 from resdecay_lib.nn import config as nn_config  # noqa: E402
-from resdecay_lib.analysis import depthcost, pretrained_analysis as realmodels, recheck  # noqa: E402
+from resdecay_lib.analysis import depthcost, init_analysis, pretrained_analysis as realmodels, recheck  # noqa: E402
 from resdecay_lib.nn import evaluation, hooks, metrics, models, pretrained, probe, progress, quantise  # noqa: E402
 from resdecay_lib.stats import inference as stats  # noqa: E402
 from resdecay_lib.__main__ import main  # noqa: E402
 
 #: the modules whose public functions declare their domains
-MODULES = (baselines, data, depthcost, engines, evaluation, hooks, metrics, models, pretrained, probe, progress,
+MODULES = (baselines, data, depthcost, engines, evaluation, hooks, init_analysis, metrics, models, pretrained, probe, progress,
            quantise, realmodels, recheck, runs, stats, sweep, train, store, train_config, nn_config)
 
 #: public names that declare no domain, and why
@@ -194,9 +194,9 @@ EXAMPLES = {
     "nn.probe.measure_zoo": (dict(model=MODEL, x=X), True),
     "nn.metrics.rms_change": (dict(stream=STREAM, eps=1e-6, normalise=True), True),
     "nn.metrics.angular_distances": (dict(stream=STREAM), True),
-    "nn.probe.profile_at_init": (dict(arch="pre_ln", seeds=[0], tokens={0: X}, n_layer=1, d_model=8, n_head=2,
+    "analysis.init_analysis.profile_at_init": (dict(arch="pre_ln", seeds=[0], tokens={0: X}, n_layer=1, d_model=8, n_head=2,
                                    vocab_size=5, block_size=4, init_std=0.02), False),
-    "nn.probe.output_change_at_init": (dict(depths=[1], seeds=[0], tokens={0: X}, d_model=8, n_head=2, vocab_size=5,
+    "analysis.init_analysis.output_change_at_init": (dict(depths=[1], seeds=[0], tokens={0: X}, d_model=8, n_head=2, vocab_size=5,
                                          block_size=4, seed_offset=0), False),
     # quantise
     "nn.quantise.relative_weight_change": (dict(model=torch.nn.Linear(32, 2), reference=torch.nn.Linear(32, 2)), True),
