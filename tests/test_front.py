@@ -113,3 +113,10 @@ def test_the_recorded_order_matches_git_where_the_history_is_there():
         anc = git("merge-base", "--is-ancestor", order["predictions"]["commit"], v["commit"]).returncode == 0
         assert anc == v["descends_from_predictions"]
         assert git("show", "-s", "--format=%cI", v["commit"]).stdout.strip() == v["committed"]
+
+
+def test_a_slope_is_above_within_or_below_the_front_models_interval():
+    pred = {"models": {"front": {"48": {"slopes": {"half_end": {"mean": -0.24, "lo": -0.47, "hi": -0.01}}}}}}
+    assert [front.against_front(s, 48, pred) for s in (1.04, -0.33, -0.78, -0.01)] == ["above", "within", "below", "within"]
+    with pytest.raises(ValueError, match="no 'front' slope for L = 96"):
+        front.against_front(0.0, 96, pred)

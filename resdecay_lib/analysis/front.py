@@ -63,7 +63,8 @@ from . import training_analysis as results
 
 __all__ = ["FRONT_BLOCKS", "TAIL_BLOCKS", "MODELS", "WINDOWS", "PREDICT_DEPTHS", "BlockProfile",
            "block_profile", "model_curve", "window", "local_slope", "ShiftedLaw", "shifted_law",
-           "power_law_rss", "compare_laws", "AIC_MARGIN", "predict"]
+           "power_law_rss", "compare_laws", "AIC_MARGIN", "predict", "position", "against_front",
+           "prediction_width", "curve_slopes"]
 
 #: the three accounts of what later blocks write (see the module docstring)
 MODELS = ("front", "feedback", "level")
@@ -395,6 +396,17 @@ def position(slope: float, L: int, predictions: Mapping, name: str = PRIMARY_WIN
         raise ValueError(f"slope must be finite, got {slope!r}")
     h = (pl - pf) / 2
     return (slope - (pf + pl) / 2) / h if h > 0 else float("nan")
+
+
+def against_front(slope: float, L: int, predictions: Mapping, name: str = PRIMARY_WINDOW) -> str:
+    """A measured local slope against the front model's predicted interval [lo, hi] at depth L
+    (its t interval over the seeds it was made from, as written in the predictions):
+    ``"above"`` (the change falls more slowly than the front model predicts, or rises),
+    ``"within"``, or ``"below"`` (it falls faster)."""
+    f = _predicted(predictions, "front", L, name)
+    if not math.isfinite(slope):
+        raise ValueError(f"slope must be finite, got {slope!r}")
+    return "above" if slope > f["hi"] else "below" if slope < f["lo"] else "within"
 
 
 def prediction_width(predictions: Mapping, depths=PREDICT_DEPTHS, name: str = PRIMARY_WINDOW,
