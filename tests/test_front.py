@@ -120,3 +120,23 @@ def test_a_slope_is_above_within_or_below_the_front_models_interval():
     assert [front.against_front(s, 48, pred) for s in (1.04, -0.33, -0.78, -0.01)] == ["above", "within", "below", "within"]
     with pytest.raises(ValueError, match="no 'front' slope for L = 96"):
         front.against_front(0.0, 96, pred)
+
+
+def test_prediction_tests_are_welch_intervals_bonferroni_corrected_over_every_test():
+    from scipy.stats import ttest_ind
+    from resdecay_lib.stats import inference
+    def entry(per_seed):
+        return {"per_seed": per_seed, "mean": float(np.mean(per_seed))}
+    pred = {"models": {m: {"48": {"slopes": {w: entry(v) for w in front.WINDOWS}}}
+                       for m, v in (("front", [-0.3, -0.4, -0.35]), ("feedback", [-0.5, -0.2, -0.4]),
+                                    ("level", [0.0, 0.0, 0.0]))}}
+    runs = [0.59, 0.60, 0.69, 0.59, 0.03]
+    tests = front.prediction_tests({48: {w: runs for w in front.WINDOWS}, 96: {w: runs[:2] for w in front.WINDOWS}}, pred)
+    assert len(tests) == 6 and all(t.L == 48 and t.level == pytest.approx(1 - 0.05 / 6) for t in tests)
+    f = next(t for t in tests if t.model == "front" and t.window == "half_end")
+    ci = ttest_ind(runs, [-0.3, -0.4, -0.35], equal_var=False).confidence_interval(1 - 0.05 / 6)
+    assert (f.lo, f.hi) == pytest.approx((ci.low, ci.high)) and f.refuted
+    lv = next(t for t in tests if t.model == "level" and t.window == "half_end")
+    iv = inference.t_interval(runs, 1 - 0.05 / 6)           # a flat prediction: the runs' own interval
+    assert (lv.lo, lv.hi) == pytest.approx((iv.lo, iv.hi)) and lv.refuted == (iv.lo > 0 or iv.hi < 0)
+    assert front.prediction_tests({96: {w: runs[:2] for w in front.WINDOWS}}, pred) == []

@@ -63,7 +63,7 @@ from . import training_analysis as results
 
 __all__ = ["FRONT_BLOCKS", "TAIL_BLOCKS", "MODELS", "WINDOWS", "PREDICT_DEPTHS", "BlockProfile",
            "block_profile", "model_curve", "window", "local_slope", "ShiftedLaw", "shifted_law",
-           "power_law_rss", "compare_laws", "AIC_MARGIN", "predict", "position", "against_front",
+           "power_law_rss", "compare_laws", "AIC_MARGIN", "predict", "position", "against_front", "PredictionTest", "prediction_tests",
            "prediction_width", "curve_slopes"]
 
 #: the three accounts of what later blocks write (see the module docstring)
@@ -407,6 +407,56 @@ def against_front(slope: float, L: int, predictions: Mapping, name: str = PRIMAR
     if not math.isfinite(slope):
         raise ValueError(f"slope must be finite, got {slope!r}")
     return "above" if slope > f["hi"] else "below" if slope < f["lo"] else "within"
+
+
+@dataclass(frozen=True)
+class PredictionTest:
+    """One model's predicted local slope at depth ``L`` in ``window`` against the measured ones:
+    ``predicted`` (mean over the seeds it was made from) and ``measured`` (mean over the deep
+    runs), ``lo``, ``hi`` the Welch t interval of measured minus predicted at ``level``; the
+    prediction is ``refuted`` when that interval excludes 0."""
+    model: str
+    L: int
+    window: str
+    predicted: float
+    measured: float
+    n_runs: int
+    lo: float
+    hi: float
+    level: float
+
+    @property
+    def refuted(self) -> bool:
+        return self.lo > 0 or self.hi < 0
+
+
+def prediction_tests(slopes: Mapping, predictions: Mapping, alpha: float = 0.05) -> list:
+    """Every model's prediction in every window at every depth with three runs or more, against
+    the measured slopes ``{L: {window: [slope of each run]}}``: the committed file's test (the
+    Welch interval of measured minus predicted slope, ``scipy.stats.ttest_ind`` with unequal
+    variances, the prediction's replicates being its per-seed values), Bonferroni-corrected over
+    every test made (family-wise ``alpha``). A list of :class:`PredictionTest`, ordered by depth,
+    window and model. A prediction whose per-seed values do not vary (the level model's flat
+    window) is tested as a constant: a one-sample t interval of the runs."""
+    from scipy.stats import ttest_ind
+    cells = [(int(L), w, m) for L, by_w in sorted(slopes.items()) if min(len(v) for v in by_w.values()) >= 3
+             for w in WINDOWS for m in MODELS]
+    if not cells:
+        return []
+    level = 1 - alpha / len(cells)
+    out = []
+    for L, w, m in cells:
+        runs = np.asarray(slopes[L][w], dtype=np.float64)
+        pred = _predicted(predictions, m, L, w)
+        seeds = np.asarray(pred["per_seed"], dtype=np.float64)
+        if np.ptp(seeds) <= 1e-12 * max(1.0, float(np.abs(seeds).max())):
+            iv = stats.t_interval(runs - float(seeds.mean()), level)
+            lo, hi = iv.lo, iv.hi
+        else:
+            ci = ttest_ind(runs, seeds, equal_var=False).confidence_interval(level)
+            lo, hi = float(ci.low), float(ci.high)
+        out.append(PredictionTest(m, L, w, float(seeds.mean()), float(runs.mean()), int(runs.size), lo, hi, level))
+    return out
 
 
 def prediction_width(predictions: Mapping, depths=PREDICT_DEPTHS, name: str = PRIMARY_WINDOW,
