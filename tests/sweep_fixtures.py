@@ -28,11 +28,13 @@ def sweep_toml(spec) -> str:
 
 
 def result_files(folder: Path) -> dict:
-    """Result files without what legitimately differs between runs (wall time, provenance)."""
+    """Result files without what legitimately differs between runs: how they were executed, not
+    what they computed (wall time, provenance, and whether and where a killed run resumed: a
+    sweep killed after a run's last step resumes from its final checkpoint, resumed_from_step 12)."""
     out = {}
     for p in sorted(folder.glob("*.json")):
         r = json.loads(p.read_text())
-        for k in ("wall_time_s", "code_version", "platform", "device"):
+        for k in ("wall_time_s", "code_version", "platform", "device", "resumed_from_step", "wall_time_complete"):
             r.pop(k, None)
         out[p.name] = r
     return out
