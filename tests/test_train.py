@@ -1,5 +1,6 @@
 """Tests of resdecay_lib.training.train: the loop, exact resume, the NaN guard, unreadable checkpoints."""
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -234,3 +235,22 @@ def test_discard_checkpoint_removes_a_file_and_moves_a_folder_aside(tmp_path):
     assert T.discard_checkpoint(f) == "removed it" and not f.exists()
     assert "moved the folder aside" in T.discard_checkpoint(d) and not d.exists()
     assert [p.name.startswith("b.pt.bad") for p in tmp_path.iterdir()] == [True]
+
+
+def test_a_checkpoint_is_written_even_when_its_folder_vanishes_just_before(tmp_path, monkeypatch):
+    """Two processes of one sweep share a checkpoint folder, and a process that finishes a run
+    removes it when empty; the other may have made it and not yet opened its checkpoint."""
+    import torch as _torch
+    real_save, calls = _torch.save, []
+
+    def save_after_the_folder_vanished(obj, f, *a, **k):
+        calls.append(f)
+        if len(calls) == 1:
+            Path(f).parent.rmdir()           # the other process's cleanup, in between
+        return real_save(obj, f, *a, **k)
+
+    monkeypatch.setattr(T.torch, "save", save_after_the_folder_vanished)
+    ck = tmp_path / "checkpoints" / "run.pt"
+    st = T.train(TINY, checkpoint=ck, checkpoint_every=4)
+    assert st.step == TINY.steps and ck.is_file()         # trained to the end, the checkpoint written
+    assert Path(calls[0]).name.startswith(".run.pt.") and Path(calls[1]).name.startswith(".run.pt.")  # written again

@@ -141,11 +141,17 @@ def _save_checkpoint(path: Path, step, model, opt, sched, train_loss, cfg, log, 
              "rng_cuda": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else [],
              "train_loss": torch.tensor(train_loss, dtype=torch.float64),
              "config": asdict(cfg), "log": json.dumps(log)}
-    # the folder again: a sweep removes its checkpoint folder when it is empty, which it may
-    # be for a moment while another of its runs has not written its first checkpoint yet
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with replacing(path) as tmp:   # atomic: a crash mid-write leaves the previous checkpoint
-        torch.save(state, tmp)
+    # a sweep removes its checkpoint folder when it is empty, which it is for a moment while
+    # another of its runs has made the folder but not yet opened its first checkpoint: should
+    # the folder vanish in that moment, make it again and write again (replacing makes it)
+    for attempt in range(3):
+        try:
+            with replacing(path) as tmp:   # atomic: a crash mid-write leaves the previous checkpoint
+                torch.save(state, tmp)
+            return
+        except (RuntimeError, FileNotFoundError):
+            if attempt == 2 or path.parent.is_dir():
+                raise                      # not the vanished folder
 
 
 @accepts(path=PathArg(), every=Flag())
