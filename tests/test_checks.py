@@ -4,7 +4,6 @@ from pathlib import Path
 
 import pytest
 
-from resdecay_lib import checks
 from resdecay_lib.checks import ArgumentTypeError, check_int, check_items, check_real
 
 PKG = Path(__file__).resolve().parents[1] / "resdecay_lib"
@@ -54,4 +53,3 @@ def test_check_items_takes_any_iterable_of_the_type_and_names_the_first_bad_item
             check_items("xs", bad, int, "an int")
     with pytest.raises(ArgumentTypeError, match=r"^xs\[1\] must be an int, got str '2'"):
         check_items("xs", [1, "2"], int, "an int")
-    assert checks.check_items is check_items
