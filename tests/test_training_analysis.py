@@ -140,3 +140,68 @@ def test_two_stage_keeps_a_top_choice_the_long_pilot_does_not_cover(tmp_path):
     long_ = _pilot(tmp_path, "long", {"pre_ln": {0.001: 1.0}}, 8)
     got = R.choose_lr_two_stage(short, long_, tmp_path)["peri_ln"]
     assert (got["lr"], got["stage"]) == (0.004, "short")
+
+
+# ----------------------------------------------------------------------------- settling (issue 23)
+
+def _exponent_sweep(exponents_by_seed, steps, L=8, name="long"):
+    """A Sweep whose run of seed s has, at steps[i], a pure power law k^b with b = exponents_by_seed[s][i]."""
+    k = np.arange(1, L + 1)
+    runs = {}
+    for s, bs in enumerate(exponents_by_seed):
+        ck = [{"step": st, "measure": {"stream": {"omega_sq_per_sequence": np.tile(0.5 * k ** b, (2, 1)).tolist()}}}
+              for st, b in zip(steps, bs)]
+        runs[("pre_ln", L, s)] = {"name": f"pre_ln_L{L}_s{s}", "status": "ok", "seed": s,
+                                  "config": {"arch": "pre_ln"}, "checkpoints": ck}
+    spec = {"name": name, "archs": ["pre_ln"], "seeds": list(range(len(exponents_by_seed))),
+            "depths": {"pre_ln": [L]}, "plan": {"measure_steps": list(steps)}}
+    return R.Sweep(spec, runs)
+
+
+REF = _exponent_sweep([[-0.9, -0.30], [-0.8, -0.20], [-0.85, -0.25]], [0, 3600])   # end spread sd 0.05
+
+
+def test_exponent_path_recovers_each_steps_exponent_with_an_interval_over_seeds():
+    sw = _exponent_sweep([[-0.9, -0.5, -0.3], [-0.8, -0.4, -0.2], [-0.7, -0.3, -0.1]], [0, 6000, 10800])
+    path = R.exponent_path(sw, "pre_ln", 8)
+    assert sorted(path) == [0, 6000, 10800]
+    assert [round(path[s].mean, 6) for s in sorted(path)] == [-0.8, -0.4, -0.2]
+    assert path[0].n == 3 and path[0].lo < -0.8 < path[0].hi
+
+
+def test_settling_calls_a_paired_change_inside_the_end_spread_settled():
+    sw = _exponent_sweep([[-0.30, -0.29], [-0.20, -0.195], [-0.25, -0.24]], [6000, 10800])
+    s = R.settling(sw, REF, "pre_ln", 8)
+    assert s.margin == pytest.approx(0.05)
+    assert s.verdict == "settled"
+    assert s.change.mean == pytest.approx((0.01 + 0.005 + 0.01) / 3)
+
+
+def test_settling_calls_a_consistent_rise_larger_than_the_spread_rising_and_a_fall_falling():
+    up = _exponent_sweep([[-0.30, -0.10], [-0.20, -0.01], [-0.25, -0.04]], [6000, 10800])
+    down = _exponent_sweep([[-0.10, -0.30], [-0.01, -0.20], [-0.04, -0.25]], [6000, 10800])
+    assert R.settling(up, REF, "pre_ln", 8).verdict == "rising"
+    assert R.settling(down, REF, "pre_ln", 8).verdict == "falling"
+
+
+def test_settling_leaves_scattered_changes_undetermined():
+    sw = _exponent_sweep([[-0.30, -0.10], [-0.20, -0.40], [-0.25, -0.20]], [6000, 10800])
+    assert R.settling(sw, REF, "pre_ln", 8).verdict == "undetermined"
+
+
+def test_settling_compares_the_end_of_one_schedule_with_the_end_of_the_other():
+    sw = _exponent_sweep([[-0.30, 0.00], [-0.20, 0.10], [-0.25, 0.05]], [6000, 10800])
+    s = R.settling(sw, REF, "pre_ln", 8)
+    assert s.end_diff == pytest.approx(0.05 - (-0.25))
+    assert s.end_lo < s.end_diff < s.end_hi
+
+
+def test_settling_rejects_steps_the_sweep_does_not_measure_and_too_few_runs():
+    sw = _exponent_sweep([[-0.3, -0.2], [-0.2, -0.1], [-0.25, -0.15]], [6000, 10800])
+    with pytest.raises(ValueError, match="steps"):
+        R.settling(sw, REF, "pre_ln", 8, steps=(6000, 9000))
+    with pytest.raises(ValueError, match="steps"):
+        R.settling(sw, REF, "pre_ln", 8, steps=(10800, 6000))
+    two = _exponent_sweep([[-0.3, -0.2], [-0.2, -0.1]], [6000, 10800])
+    with pytest.raises(R.TooFewSeeds):
+        R.settling(two, REF, "pre_ln", 8)

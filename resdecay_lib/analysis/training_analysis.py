@@ -51,7 +51,7 @@ from ..training.store import load_sweep, result_path, run_id, sweep_runs
 
 __all__ = ["OUTLIER_Z", "DRIFT_MARGIN", "PART", "Sweep", "choose_lr", "choose_lr_two_stage",
            "flag_runs", "final_loss", "at_step", "omega_per_sequence", "gram_at", "rho",
-           "convention", "reference_exponent", "curve_exponent", "seed_exponents",
+           "convention", "reference_exponent", "curve_exponent", "seed_exponents", "SETTLE_STEPS", "exponent_path", "Settling", "settling",
            "curvature", "rc_from_gram", "predictions", "prediction_log_errors", "departure",
            "correlation", "error_shares", "check_sweep", "check_cell", "check_exclude", "check_level", "run_field",
            "mean_abs_block_corr", "ExponentFit", "TooFewSeeds", "exponent_fit", "compare_exponents"]
@@ -76,18 +76,18 @@ def part_of(arch: str) -> str:
 # (entry checks only: they reject bad input with a message naming the parameter and leave
 # every computation on valid input as it was)
 
-def check_sweep(sweep):
+def check_sweep(sweep, name="sweep"):
     if not isinstance(sweep, Sweep):
-        raise ArgumentTypeError(f"sweep must be a results.Sweep (Sweep.load(...)), got {type(sweep).__name__}")
+        raise ArgumentTypeError(f"{name} must be a results.Sweep (Sweep.load(...)), got {type(sweep).__name__}")
 
 
-def check_cell(sweep, arch, L):
-    check_sweep(sweep)
+def check_cell(sweep, arch, L, name="sweep"):
+    check_sweep(sweep, name)
     if not isinstance(arch, str) or arch not in sweep.archs:
-        raise ValueError(f"arch must be one of the sweep's placements {sweep.archs}, got {arch!r}")
+        raise ValueError(f"arch must be one of the {name}'s placements {sweep.archs}, got {arch!r}")
     check_int("L", L, 1)
     if L not in sweep.depths(arch):
-        raise ValueError(f"L must be one of the depths {sweep.depths(arch)} of {arch} in the sweep, got {L}")
+        raise ValueError(f"L must be one of the depths {sweep.depths(arch)} of {arch} in the {name}, got {L}")
 
 
 def check_exclude(exclude):
@@ -330,6 +330,100 @@ def seed_exponents(sweep: Sweep, arch: str, L: int, step: int, k_min: int = 2,
     check_exclude(exclude)
     return np.array([curve_exponent(omega_per_sequence(r, step).mean(0), k_min)
                      for r in sweep.cell(arch, L, exclude) if r["status"] == "ok"])
+
+
+def _check_steps(sweep, steps, n):
+    """``steps``: a list or tuple of steps the sweep measures, at least one (``n`` = 1) or two."""
+    if not isinstance(steps, (tuple, list)) or not all(isinstance(s, int) and not isinstance(s, bool) for s in steps):
+        raise ArgumentTypeError(f"steps must be a list of integer steps, got {steps!r}")
+    if (len(steps) < 1 if n == 1 else len(steps) != n) or any(s not in sweep.measure_steps for s in steps):
+        raise ValueError(f"steps must be {'steps' if n == 1 else 'two steps'} the sweep measures "
+                         f"({list(sweep.measure_steps)}), got {steps!r}")
+
+
+#: the settling test of the 10,800-step runs (issue 23), declared before any of their measurements
+#: at these steps was read: the exponent's change between these two steps of the same run
+SETTLE_STEPS = (6000, 10800)
+
+
+def exponent_path(sweep: Sweep, arch: str, L: int, steps=None, k_min: int = 2,
+                  level: float = 0.95) -> dict:
+    """The exponent through training: ``{step: TInterval}`` over the stored seeds of one cell at
+    every measured step (``steps``, default the sweep's) where at least 3 runs are stored; each
+    seed's value is :func:`seed_exponents`'s (slope of log mean omega_k^2 on log k, k_min..L)."""
+    check_cell(sweep, arch, L)
+    check_level(level)
+    steps = sweep.measure_steps if steps is None else steps
+    _check_steps(sweep, steps, 1)
+    out = {}
+    for st in steps:
+        v = seed_exponents(sweep, arch, L, st, k_min)
+        if len(v) >= 3:
+            out[int(st)] = stats.t_interval(v, level)
+    return out
+
+
+@dataclass(frozen=True)
+class Settling:
+    """Whether a cell's exponent settles late in training (:func:`settling`).
+
+    ``change``: the t interval over runs of the paired change of each run's exponent from
+    ``steps[0]`` to ``steps[1]`` at (1 - 2 alpha) (the TOST reading); ``margin``: the
+    between-seed standard deviation of the exponent at the end of the reference schedule;
+    ``verdict``: "settled", "rising", "falling" or "undetermined"; ``end``: the Welch interval
+    (1 - alpha) of the exponent at ``steps[1]`` minus the reference runs' at their last step."""
+    steps: tuple
+    change: stats.TInterval
+    margin: float
+    verdict: str
+    end_lo: float
+    end_hi: float
+    end_diff: float
+    alpha: float
+
+
+def settling(sweep: Sweep, reference: Sweep, arch: str, L: int, k_min: int = 2,
+             steps=SETTLE_STEPS, alpha: float = 0.05) -> Settling:
+    """Does the exponent of a longer schedule (``sweep``) settle? Declared before the data.
+
+    Statistic: per run, d = b(steps[1]) - b(steps[0]), the change of its exponent
+    (:func:`seed_exponents`, k_min..L) between two late steps of the same run (paired, so the
+    seed-to-seed spread cancels). Margin: the between-seed standard deviation of the exponent
+    at the last measured step of ``reference`` (the shorter schedule, every stored seed): a
+    change smaller than seeds differ by at the end of training is not one a run resolves.
+    Rule: "settled" when the (1 - 2 alpha) t interval of d lies inside +-margin (TOST at
+    alpha); otherwise "rising" or "falling" when the (1 - alpha) interval excludes 0 on that
+    side; otherwise "undetermined". Beside it, end of schedule against end of schedule: the
+    Welch (1 - alpha) interval of b(steps[1]) of ``sweep`` minus b(last step) of ``reference``.
+    """
+    from scipy.stats import ttest_ind
+    check_cell(sweep, arch, L)
+    check_cell(reference, arch, L, "reference")
+    check_real("alpha", alpha, 0.0, 0.5, lo_open=True, hi_open=True)
+    _check_steps(sweep, steps, 2)
+    if steps[0] >= steps[1]:
+        raise ValueError(f"steps must be two increasing steps, got {steps!r}")
+    a, b = (seed_exponents(sweep, arch, L, s, k_min) for s in steps)
+    if len(b) < 3:
+        raise TooFewSeeds(f"settling needs 3 or more stored runs of {arch} at L={L}, got {len(b)}")
+    ref = seed_exponents(reference, arch, L, max(reference.measure_steps), k_min)
+    if len(ref) < 3:
+        raise TooFewSeeds(f"settling needs 3 or more reference runs of {arch} at L={L}, got {len(ref)}")
+    margin = float(np.std(ref, ddof=1))
+    d = b - a
+    tost = stats.t_interval(d, 1 - 2 * alpha)
+    two_sided = stats.t_interval(d, 1 - alpha)
+    if stats.within_margin(tost.lo, tost.hi, 0.0, margin):
+        verdict = "settled"
+    elif two_sided.lo > 0:
+        verdict = "rising"
+    elif two_sided.hi < 0:
+        verdict = "falling"
+    else:
+        verdict = "undetermined"
+    ci = ttest_ind(b, ref, equal_var=False).confidence_interval(1 - alpha)
+    return Settling(tuple(steps), tost, margin, verdict, float(ci.low), float(ci.high),
+                    float(b.mean() - ref.mean()), alpha)
 
 
 def curvature(curves, k_min: int, level: float = 0.95) -> dict:
