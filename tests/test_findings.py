@@ -44,3 +44,13 @@ def test_the_front_finding_states_the_deep_runs_position_once_three_are_stored()
              "ev_front_position_hi": 7.0}
     text = findings._front_sentence(three, "does not hold")
     assert "4.1 [1.2, 7.0]" in text and "it does not resume" in text and "3 runs" in text
+
+
+def test_the_long_runs_finding_states_the_end_exponent_and_its_late_change_once_three_are_stored():
+    few = {"ev_long_n_runs": 1.0}
+    assert "1 of the three runs are stored" in findings._long_sentence(few)
+    three = {"ev_long_n_runs": 3.0, "ev_long_exp_end": -0.21, "ev_long_exp_end_lo": -0.35,
+             "ev_long_exp_end_hi": -0.07, "ev_long_exp_change": 0.03, "ev_long_exp_change_lo": 0.01,
+             "ev_long_exp_change_hi": 0.05, "ev_long_settle_margin": 0.08}
+    text = findings._long_sentence(three)
+    assert "-0.21 [-0.35, -0.07]" in text and "0.03 [0.01, 0.05]" in text and "0.08" in text

@@ -63,7 +63,7 @@ from . import training_analysis as results
 
 __all__ = ["FRONT_BLOCKS", "TAIL_BLOCKS", "MODELS", "WINDOWS", "PREDICT_DEPTHS", "BlockProfile",
            "block_profile", "model_curve", "window", "local_slope", "ShiftedLaw", "shifted_law",
-           "power_law_rss", "compare_laws", "AIC_MARGIN", "predict", "position", "against_front", "PredictionTest", "prediction_tests",
+           "power_law_rss", "compare_laws", "AIC_MARGIN", "predict", "position", "against_front", "PredictionTest", "TESTS_ALPHA", "prediction_tests",
            "prediction_width", "curve_slopes"]
 
 #: the three accounts of what later blocks write (see the module docstring)
@@ -430,7 +430,11 @@ class PredictionTest:
         return self.lo > 0 or self.hi < 0
 
 
-def prediction_tests(slopes: Mapping, predictions: Mapping, alpha: float = 0.05) -> list:
+#: the family-wise level of :func:`prediction_tests` (Bonferroni over every test made)
+TESTS_ALPHA = 0.05
+
+
+def prediction_tests(slopes: Mapping, predictions: Mapping, alpha: float = TESTS_ALPHA) -> list:
     """Every model's prediction in every window at every depth with three runs or more, against
     the measured slopes ``{L: {window: [slope of each run]}}``: the committed file's test (the
     Welch interval of measured minus predicted slope, ``scipy.stats.ttest_ind`` with unequal

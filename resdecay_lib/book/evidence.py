@@ -384,6 +384,21 @@ FRONT_PRED_WIDTH = value(
     "ev_front_pred_width", "07b_front",
     "half-width, in units of u, of the front model's own 97.5 % interval over the depth-24 seeds "
     "(the larger of the two depths)")
+#: the 10,800-step runs at depth 24 (issue 23): does the trained exponent settle?
+#: (resdecay_lib.analysis.training_analysis.settling, declared before their data)
+LONG_EXP_END = interval(
+    "ev_long_exp_end", "07b_front",
+    "exponent of omega_k^2 over 2 <= k <= 24 at step 10,800 of the 10,800-step Pre-LN runs "
+    "(95 % t interval over runs; NaN below three runs)")
+LONG_EXP_CHANGE = interval(
+    "ev_long_exp_change", "07b_front",
+    "change of that exponent from step 6,000 to step 10,800, paired per run (90 % t interval, "
+    "the TOST reading of training_analysis.settling; NaN below three runs)")
+LONG_SETTLE_MARGIN = value(
+    "ev_long_settle_margin", "07b_front",
+    "the settling margin: between-seed standard deviation of the exponent at the end of the "
+    "3,600-step runs (NaN below three 10,800-step runs)")
+LONG_N_RUNS = value("ev_long_n_runs", "07b_front", "10,800-step runs stored")
 
 # ------------------------------------------------------------------------ Chapter 8
 ABLATION_TREND_PRE_LN = interval(

@@ -57,6 +57,18 @@ def _front_sentence(ev, word: str) -> str:
             f"where -1 is the decay's prediction and +1 the flat one ({int(n)} runs; claim-front: {word}).")
 
 
+def _long_sentence(ev) -> str:
+    """The 10,800-step runs' finding: where the depth-24 exponent ends, and how much it still
+    moves late in training against the seeds' own spread (training_analysis.settling)."""
+    n = ev[E.LONG_N_RUNS]
+    if not n >= 3:
+        return (f"Trained three times longer at depth 24 (10,800 steps), {int(n)} of the three runs are "
+                f"stored so far.")
+    return (f"Trained three times longer at depth 24 (10,800 steps), its exponent ends at "
+            f"{_iv(ev, E.LONG_EXP_END)} and moves by {_iv(ev, E.LONG_EXP_CHANGE)} between steps 6,000 "
+            f"and 10,800, against a seed-to-seed spread of {ev[E.LONG_SETTLE_MARGIN]:.2f}.")
+
+
 def findings_markdown(ev) -> str:
     """About five sentences of findings, every number from ``ev`` (the stored evidence)."""
     v = {c.id: w for c, w in ledger.evaluate(ev)}
@@ -86,6 +98,7 @@ def findings_markdown(ev) -> str:
          f"of the cost vanishes: {v['claim-idle-blocks'].word} in the toy models, "
          f"{v['claim-pretrained-idle'].word} in the pretrained ones.",
          _front_sentence(ev, v["claim-front"].word),
+         _long_sentence(ev),
          f"Of the ledger's {len(ledger.CLAIMS)} claims: {counts}; the card's promotion rule says "
          f"'{v['claim-promote'].word}'."]
     return " ".join(s)
