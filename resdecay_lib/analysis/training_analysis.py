@@ -370,8 +370,9 @@ class Settling:
     ``change``: the t interval over runs of the paired change of each run's exponent from
     ``steps[0]`` to ``steps[1]`` at (1 - 2 alpha) (the TOST reading); ``margin``: the
     between-seed standard deviation of the exponent at the end of the reference schedule;
-    ``verdict``: "settled", "rising", "falling" or "undetermined"; ``end``: the Welch interval
-    (1 - alpha) of the exponent at ``steps[1]`` minus the reference runs' at their last step."""
+    ``verdict``: "settled", "rising", "falling" or "undetermined"; ``end_diff``: the mean
+    exponent at ``steps[1]`` minus the reference runs' at their last step, ``end_lo``,
+    ``end_hi`` its Welch (1 - alpha) interval."""
     steps: tuple
     change: stats.TInterval
     margin: float
