@@ -51,7 +51,7 @@ from ..training.store import load_sweep, result_path, run_id, sweep_runs
 
 __all__ = ["OUTLIER_Z", "DRIFT_MARGIN", "PART", "Sweep", "choose_lr", "choose_lr_two_stage",
            "flag_runs", "final_loss", "at_step", "omega_per_sequence", "gram_at", "rho",
-           "convention", "reference_exponent", "curve_exponent", "seed_exponents", "SETTLE_STEPS", "exponent_path", "Settling", "settling",
+           "convention", "reference_exponent", "curve_exponent", "seed_exponents", "SETTLE_STEPS", "SETTLE_ALPHA", "exponent_path", "Settling", "settling",
            "curvature", "rc_from_gram", "predictions", "prediction_log_errors", "departure",
            "correlation", "error_shares", "check_sweep", "check_cell", "check_exclude", "check_level", "run_field",
            "mean_abs_block_corr", "ExponentFit", "TooFewSeeds", "exponent_fit", "compare_exponents"]
@@ -344,6 +344,8 @@ def _check_steps(sweep, steps, n):
 #: the settling test of the 10,800-step runs (issue 23), declared before any of their measurements
 #: at these steps was read: the exponent's change between these two steps of the same run
 SETTLE_STEPS = (6000, 10800)
+#: its level: TOST at this alpha for "settled", a (1 - alpha) interval for "rising"/"falling"
+SETTLE_ALPHA = 0.05
 
 
 def exponent_path(sweep: Sweep, arch: str, L: int, steps=None, k_min: int = 2,
@@ -384,7 +386,7 @@ class Settling:
 
 
 def settling(sweep: Sweep, reference: Sweep, arch: str, L: int, k_min: int = 2,
-             steps=SETTLE_STEPS, alpha: float = 0.05) -> Settling:
+             steps=SETTLE_STEPS, alpha: float = SETTLE_ALPHA) -> Settling:
     """Does the exponent of a longer schedule (``sweep``) settle? Declared before the data.
 
     Statistic: per run, d = b(steps[1]) - b(steps[0]), the change of its exponent
