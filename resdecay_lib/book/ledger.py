@@ -82,6 +82,8 @@ def evaluate(evidence: Mapping[str, float], claims=None, seed_set: str | None = 
 
 def seed_based(claim: Claim) -> bool:
     """Whether ``claim``'s rule reads evidence computed per seed set (the training runs)."""
+    if not isinstance(claim, Claim):
+        raise ArgumentTypeError(f"claim must be a Claim, got {type(claim).__name__}")
     return any(isinstance(n, Evidence) and n.by_seed_set for n in (*claim.needs, *claim.optional))
 
 

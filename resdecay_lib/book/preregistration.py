@@ -3,7 +3,8 @@ declared before its data were read.
 
 A rule's fingerprint is the SHA-256 of a canonical text made of
 
-* the rule's own code: its abstract syntax tree (``ast.dump``) without its name and docstring,
+* the rule's own code (a decorated rule's: :func:`inspect.unwrap`, and its decorators are
+  dropped from its tree): its abstract syntax tree (``ast.dump``) without its name and docstring,
   so that a comment, a docstring, the formatting or a move to another module leave it as it is,
   while any change to what it computes changes it;
 * recursively, the same for every helper function it calls by a bare name that is defined in
@@ -27,10 +28,12 @@ import hashlib
 import inspect
 import json
 import numbers
+import os
 import textwrap
 import types
+from collections.abc import Mapping
 from pathlib import Path
-from ..checks import ArgumentTypeError
+from ..checks import ArgumentTypeError, one_line, show
 
 __all__ = ["fingerprint", "fingerprints", "REGISTRY", "read_registry", "mismatches"]
 
@@ -75,6 +78,9 @@ def _tree(fn) -> ast.FunctionDef:
 
 
 def _canonical(fn, seen: set) -> list[str]:
+    # a decorated rule (functools.wraps: ``__wrapped__``) is read as the function it wraps: its
+    # code, its module's globals; the decorator is not part of what the rule computes
+    fn = inspect.unwrap(fn)
     if fn in seen:
         return []
     seen.add(fn)
@@ -112,6 +118,9 @@ def fingerprint(fn) -> str:
     """
     if not isinstance(fn, types.FunctionType):
         raise ArgumentTypeError(f"fn must be a Python function (a rule), got {type(fn).__name__}")
+    fn = inspect.unwrap(fn)     # a decorated rule counts as the rule it wraps (its decorator does not)
+    if not isinstance(fn, types.FunctionType):
+        raise ArgumentTypeError(f"fn must wrap a Python function (a rule), got {type(fn).__name__}")
     text = "\n".join(sorted(set(_canonical(fn, set()))))
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
@@ -123,17 +132,50 @@ def fingerprints(claims=None) -> dict[str, str]:
 
 
 def read_registry(root=".") -> dict:
-    """The registry ``root/results/preregistration.json``."""
-    path = Path(root) / REGISTRY
+    """The registry ``root/results/preregistration.json``. ``root``: the repository's folder (a
+    non-empty str or ``os.PathLike``; :class:`~resdecay_lib.checks.ArgumentTypeError`
+    otherwise); a root without the registry, or a registry that is not a JSON object, raises
+    ``ValueError`` naming the path."""
+    fs = os.fspath(root) if isinstance(root, os.PathLike) else root
+    if not isinstance(fs, str):
+        raise ArgumentTypeError(f"root must be the repository's folder (a non-empty str or os.PathLike), "
+                                f"got {type(root).__name__} {show(root)}")
+    if not fs.strip() or "\x00" in fs:
+        raise ValueError(f"root must be the repository's folder (a non-empty path without NUL), got {show(root)}")
+    path = Path(fs) / REGISTRY
     if not path.is_file():
-        raise FileNotFoundError(f"no registry of declared rules at {path}")
-    return json.loads(path.read_text(encoding="utf-8"))
+        raise ValueError(f"root {fs!r} has no registry of declared rules: {str(path)!r} is not a file")
+    try:
+        registry = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"{str(path)!r} cannot be read as JSON: {type(exc).__name__}: {one_line(exc)}"[:300]) from None
+    if not isinstance(registry, dict):
+        raise ValueError(f"{str(path)!r} is not a registry: its JSON is {type(registry).__name__}, not an object")
+    return registry
+
+
+def _registered(registry) -> dict[str, str]:
+    """{claim id: registered fingerprint} of ``registry`` (read_registry's), checked."""
+    if not isinstance(registry, Mapping):
+        raise ArgumentTypeError(f"registry must be a dict (read_registry's), got {type(registry).__name__} {show(registry)}")
+    claims = registry.get("claims", {})
+    if not isinstance(claims, Mapping):
+        raise ValueError(f"registry['claims'] must be a dict {{claim id: declaration}}, got {show(claims)}")
+    for k, v in claims.items():
+        if not isinstance(k, str) or not isinstance(v, Mapping) or not isinstance(v.get("fingerprint"), str):
+            raise ValueError(f"registry['claims'][{k!r}] must be a declaration with a 'fingerprint' string, got {show(v)}")
+    return {k: v["fingerprint"] for k, v in claims.items()}
 
 
 def mismatches(registry: dict, current: dict[str, str] | None = None) -> dict[str, tuple]:
     """{claim id: (registered, current)} for every claim whose rule changed since it was
-    declared, or that one side lacks (None for the missing side)."""
+    declared, or that one side lacks (None for the missing side). ``registry``: a dict as
+    :func:`read_registry` returns it; ``current``: {claim id: fingerprint} (default: the
+    ledger's, :func:`fingerprints`)."""
+    reg = _registered(registry)
+    if current is not None and (not isinstance(current, Mapping) or not all(isinstance(k, str) for k in current)):
+        raise ArgumentTypeError(f"current must be a dict {{claim id: fingerprint}} (fingerprints()'s), "
+                                f"got {type(current).__name__} {show(current)}")
     current = fingerprints() if current is None else current
-    reg = {k: v["fingerprint"] for k, v in registry.get("claims", {}).items()}
     return {k: (reg.get(k), current.get(k)) for k in sorted(set(reg) | set(current))
             if reg.get(k) != current.get(k)}

@@ -26,6 +26,11 @@ Conventions used by the rules:
   seeds in Chapters 7 and 8, a bootstrap elsewhere, as each chapter states);
 * a z statistic of a Monte Carlo check of an exact formula agrees when it is at most the
   chapter's own critical value ``*_z_crit`` (Bonferroni-corrected over the chapter's grid);
+* every rule is decorated with :func:`~resdecay_lib.book.verdicts.reads_finite_evidence`:
+  called directly, it refuses (in one line naming the evidence) a name it reads that is
+  missing, None or not a number, NaN or infinite, rather than decide on it; through the ledger
+  (:meth:`~resdecay_lib.book.verdicts.Claim.verdict`) it reads the evidence as declared. The
+  decorator is not part of a rule's fingerprint;
 * a value the book says is exact (a symbolic residual or limit) is glued rounded to at least
   4 significant digits, so "equal" means within :data:`ROUNDING` (half a unit in the 4th
   significant digit, relative).
@@ -37,7 +42,7 @@ import math
 from . import evidence as E
 from ..stats import inference as stats
 from .evidence import Evidence
-from .verdicts import Verdict
+from .verdicts import Verdict, reads_finite_evidence
 
 __all__ = ["ROUNDING", "EXP_MARGIN", "PRE_LN_FAMILIES", "SPLIT_BOUNDARY", "DEPTH_SLOPE_MARGIN", "TRAINED_GAP",
            "GAP_FIXES", "FIXES", "OTHER_FIXES", "COMPETITORS", "RHO_MARGIN", "short_number",
@@ -138,6 +143,7 @@ def _family_reading(ev, m: str) -> tuple[bool, bool, bool, str]:
 # the rules, one per claim
 # --------------------------------------------------------------------------------------
 
+@reads_finite_evidence
 def rule_omega_formula(ev) -> Verdict:
     """Theorem 3.3. ``does not hold`` if SymPy's residual of the closed form is not 0
     (|residual| > ROUNDING) or the Monte Carlo at d = 4096 departs (max z > z_crit);
@@ -160,6 +166,7 @@ def rule_omega_formula(ev) -> Verdict:
     return Verdict("does not hold", f"{head}; at d=16 even the 1/d-corrected formula departs: max z {_g(cor)} > {_g(z)}")
 
 
+@reads_finite_evidence
 def rule_mean_abs(ev) -> Verdict:
     """Corollary 3.4. ``holds`` if lim sqrt(k) w_k = 1 (within ROUNDING), the remainder
     constant C of |w_k - k^-1/2| <= C k^-3/2 is finite and positive, and the Monte Carlo of
@@ -175,6 +182,7 @@ def rule_mean_abs(ev) -> Verdict:
     return Verdict("holds", f"lim sqrt(k) w_k = 1, |w_k - k^-1/2| <= {_g(C)} k^-3/2; Monte Carlo max z {_g(z)} <= {_g(zc)}")
 
 
+@reads_finite_evidence
 def rule_output(ev) -> Verdict:
     """Corollary 3.5. ``does not hold`` if the Gaussian-model Monte Carlo departs (max z >
     z_crit) or the constant is not finite and positive. Otherwise, when the random Pre-LN
@@ -209,6 +217,7 @@ def _fifth(ratio: float) -> bool:
     return ratio > 0 and 4.5 < 1 / ratio < 5.5
 
 
+@reads_finite_evidence
 def rule_fifth(ev) -> Verdict:
     """'At k = 24 the per-layer change is about a fifth of its value at k = 1'. A ratio is
     "about a fifth" when 1/5 is its nearest unit fraction (4.5 < 1/ratio < 5.5, as
@@ -239,6 +248,7 @@ def rule_fifth(ev) -> Verdict:
 SPLIT_BOUNDARY = 0.5
 
 
+@reads_finite_evidence
 def rule_independence(ev) -> Verdict:
     """'The independence assumption is doing the work ... the correlation most likely to change
     the exponent.' Needs Chapter 5's generalisations verified (heteroscedastic and (r, c)
@@ -270,6 +280,7 @@ def rule_independence(ev) -> Verdict:
     return Verdict("open", "the data cannot tell which moves the exponent more: " + tail)
 
 
+@reads_finite_evidence
 def rule_init_vs_training(ev) -> Verdict:
     """'It describes initialisation better than training.' On the same Pre-LN runs
     (Chapter 7), each exponent against the theorem's exponent over its own range and
@@ -307,6 +318,7 @@ def rule_init_vs_training(ev) -> Verdict:
     return Verdict("open", "the data cannot tell: " + line)
 
 
+@reads_finite_evidence
 def rule_compensation(ev) -> Verdict:
     """'A model could in principle learn to compensate by scaling later blocks' outputs up.' A
     claim of possibility: one trained model that does it is enough. One reading per family,
@@ -344,6 +356,7 @@ def _half_verdict(ratios: dict, refs: dict, what: str) -> Verdict:
     return Verdict("open", "the data cannot tell (an interval contains 1): " + line)
 
 
+@reads_finite_evidence
 def rule_idle_blocks(ev) -> Verdict:
     """'Later blocks' contributions a vanishing share.' The loss increase from removing each
     block of trained Pre-LN at L = 24 (Chapter 8, every run): the mean over the later half,
@@ -367,6 +380,7 @@ TRAINED_GAP = 0.15
 GAP_FIXES = ("peri_ln", "resi_dual", "ln_scaling")
 
 
+@reads_finite_evidence
 def rule_depth_cost(ev) -> Verdict:
     """'Deep blocks cannot refine the representation; the depth at which it starts to cost
     accuracy is not answered' (Chapter 8). One family of four tests, each at 1 - 0.05/4.
@@ -395,6 +409,7 @@ FIXES = ("peri_ln", "resi_dual")          # the card's "rearrangements": Peri-LN
 OTHER_FIXES = ("ln_scaling", "deepnorm", "mix_ln")
 
 
+@reads_finite_evidence
 def rule_fixes(ev) -> Verdict:
     """'The fixes are rearrangements that escape the decay.' At initialisation (Chapter 6) a
     placement escapes when its exponent interval lies wholly above Pre-LN's. ``holds`` if
@@ -413,6 +428,7 @@ def rule_fixes(ev) -> Verdict:
     return Verdict(("does not hold", "holds with correction", "holds")[n], line)
 
 
+@reads_finite_evidence
 def rule_gradients(ev) -> Verdict:
     """'Pre-LN gradients reach the early blocks undamped, and the gradient problem Post-LN
     has does not arise' (Chapter 6: the ratio of the gradient norm of the first block's
@@ -438,6 +454,7 @@ def rule_gradients(ev) -> Verdict:
                    f"Pre-LN is {pre_word}, but Post-LN is not damped here either: " + line)
 
 
+@reads_finite_evidence
 def rule_pretrained(ev) -> Verdict:
     """Real pretrained models (Chapter 9). The Pre-LN model (SmolLM2) is the test: its
     exponent interval, widened by :func:`_widening`, against the theorem's exponent over the
@@ -459,6 +476,7 @@ def rule_pretrained(ev) -> Verdict:
     return Verdict("does not hold", "the Pre-LN model's change is not shown to decay: " + line)
 
 
+@reads_finite_evidence
 def rule_promote(ev) -> Verdict:
     """promote_when: the cheap measurement nobody published -- the per-layer change of
     trained Pre-LN networks -- settles it. ``holds`` (promote) if the trained Pre-LN
@@ -482,6 +500,7 @@ def rule_promote(ev) -> Verdict:
     return Verdict("does not hold", "do not promote: " + line)
 
 
+@reads_finite_evidence
 def rule_two_families(ev) -> Verdict:
     """'The Pre-LN law holds in trained Pre-LN models', read in two families (SmolLM2 and
     Qwen2.5, Chapter 9). Per model: the exponent's bootstrap interval (Bonferroni over the two
@@ -500,6 +519,7 @@ def rule_two_families(ev) -> Verdict:
     return Verdict("open", "the data cannot tell: " + line)
 
 
+@reads_finite_evidence
 def rule_pretrained_idle(ev) -> Verdict:
     """'Later blocks' contributions a vanishing share', in real Pre-LN models (Chapter 9): per
     family the mean cost of skipping each block of the later half, blocks L/2+1..L (the last
@@ -521,6 +541,7 @@ COMPETITORS = ("angular", "relative", "deepest")
 RHO_MARGIN = 0.1
 
 
+@reads_finite_evidence
 def rule_metric(ev) -> Verdict:
     """'The per-layer change, the theorem's quantity, tells which blocks can be skipped at
     least as well as the published redundancy metrics' (Chapter 9). Per Pre-LN family and
@@ -547,6 +568,7 @@ def rule_metric(ev) -> Verdict:
     return Verdict("open", "the data cannot tell: " + line)
 
 
+@reads_finite_evidence
 def rule_front(ev) -> Verdict:
     """'Whether training reduces, preserves or amplifies the decay is open', past depth 24
     (Chapter 7b; issue 23; this rule and the predictions were committed before any deep run).

@@ -12,13 +12,16 @@ the data cannot tell. The rules are in :mod:`resdecay_lib.book.rules`, the claim
 """
 from __future__ import annotations
 
+import functools
 import math
+import numbers
 from dataclasses import dataclass, field
-from typing import Callable, Mapping
+from typing import Callable, Iterator, Mapping
 
+from ..checks import ArgumentTypeError, Real, show
 from .evidence import Evidence
 
-__all__ = ["VERDICTS", "MISSING", "Verdict", "Claim"]
+__all__ = ["VERDICTS", "MISSING", "Verdict", "Claim", "EvidenceMissing", "FiniteEvidence", "reads_finite_evidence"]
 
 #: the only verdict words
 VERDICTS = ("holds", "holds with correction", "does not hold", "open")
@@ -86,6 +89,14 @@ class Claim:
         ``tests/test_evidence.py``: open is kept for what the data cannot tell). Needed
         evidence that is NaN (a chapter glues NaN when its data cannot give the value, e.g.
         fewer than three kept seeds): ``open``, "the data cannot tell"."""
+        if not isinstance(evidence, Mapping):
+            raise ArgumentTypeError(f"evidence must be a mapping {{name: number}} (read_evidence's), "
+                                    f"got {type(evidence).__name__} {show(evidence)}")
+        for k in (*self.keys, *self.optional_keys):
+            v = evidence.get(k, 0.0)
+            if isinstance(v, bool) or not isinstance(v, numbers.Real):
+                raise ArgumentTypeError(f"{self.id}'s evidence {str(k)!r} must be a real number, "
+                                        f"got {type(v).__name__} {show(v)}")
         missing = self.missing(evidence)
         if missing:
             return Verdict("open", MISSING + _names(missing))
@@ -108,17 +119,82 @@ def _expand(names) -> tuple[str, ...]:
     return tuple(out)
 
 
+class EvidenceMissing(KeyError, ValueError):
+    """A rule read a name its evidence lacks: a ``KeyError`` (what a mapping raises) and a
+    ``ValueError`` (the library's one exception for a bad argument), with a one-line message."""
+
+    def __str__(self):           # KeyError's str() is the repr of its argument; this is the message
+        return " ".join(str(self.args[0]).split()) if self.args else ""
+
+
 class _Allowed(dict):
-    """The evidence a rule may read; reading any other name is a bug in the claim's
-    ``needs``/``optional`` (absent optional names read as absent, ``in`` is False)."""
+    """The evidence a rule may read on the ledger's path (:meth:`Claim.verdict`); reading any
+    other name is a bug in the claim's ``needs``/``optional`` (absent optional names read as
+    absent, ``in`` is False) and raises :class:`EvidenceMissing`. Its values are read as they
+    are (the ledger has already made needed NaN ``open``), so every verdict of the book is the
+    rule's own."""
 
     def __init__(self, data, claim_id):
         super().__init__(data)
         self.claim_id = claim_id
 
     def __missing__(self, key):
-        raise KeyError(f"{self.claim_id}'s rule reads {str(key)!r}, which is neither available nor "
-                       f"among the claim's needs and optional evidence")
+        raise EvidenceMissing(f"{self.claim_id}'s rule reads {str(key)!r}, which is neither available nor "
+                              f"among the claim's needs and optional evidence")
+
+
+class FiniteEvidence(Mapping):
+    """The evidence of a rule called directly, checked as the rule reads it: ``ev[name]``
+    returns the value only when it is there and a finite real number; an absent name raises
+    :class:`EvidenceMissing`, None or another non-number :class:`~resdecay_lib.checks.ArgumentTypeError`,
+    NaN or an infinity ``ValueError``, each in one line naming the rule and the evidence.
+    ``name in ev``, ``ev.get``, iteration and ``len`` see the mapping as it is, so optional
+    evidence (read only ``if name in ev``) stays optional. The rules read their keys branch by
+    branch, so this checks exactly what a rule reads, when it reads it."""
+
+    _FINITE = Real()
+
+    def __init__(self, data: Mapping, rule: str):
+        self._data, self._rule = data, rule
+
+    def __getitem__(self, key):
+        if key not in self._data:
+            raise EvidenceMissing(f"{self._rule} reads the evidence {str(key)!r}, which the evidence "
+                                  f"mapping lacks")
+        value = self._data[key]
+        self._FINITE.check(f"{self._rule}'s evidence {str(key)!r}", value)
+        return value
+
+    def __contains__(self, key) -> bool:
+        return key in self._data
+
+    def __iter__(self) -> Iterator:
+        return iter(self._data)
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+
+def reads_finite_evidence(rule):
+    """Decorator of a ledger rule: called directly with a mapping, the rule reads it through
+    :class:`FiniteEvidence` (no verdict on a missing, non-number, NaN or infinite value it
+    reads); called by the ledger (:meth:`Claim.verdict`, which passes ``_Allowed``), it reads
+    the evidence as it always has, so the book's verdicts are unchanged. The wrapper keeps the
+    rule's name and docstring and ``__wrapped__`` (the rule's fingerprint,
+    :mod:`resdecay_lib.book.preregistration`, reads the rule itself)."""
+    if not callable(rule) or not hasattr(rule, "__name__"):
+        raise ArgumentTypeError(f"rule must be a function (a ledger rule), got {type(rule).__name__} {show(rule)}")
+    name = rule.__name__
+
+    @functools.wraps(rule)
+    def checked(ev):
+        if isinstance(ev, _Allowed):
+            return rule(ev)
+        if not isinstance(ev, Mapping):
+            raise ArgumentTypeError(f"{name}: ev must be a mapping {{evidence name: number}}, "
+                                    f"got {type(ev).__name__} {show(ev)}")
+        return rule(FiniteEvidence(ev, name))
+    return checked
 
 
 def _names(keys) -> str:
