@@ -27,7 +27,8 @@ import math
 import numbers
 from ..checks import ArgumentTypeError
 
-__all__ = ["Evidence", "KINDS", "DECLARED", "SEED_SETS", "declared", "VAR_EXP", "HALF_RATIO", "HALF_RATIO_REF", "glue", "glue_display",
+__all__ = ["Evidence", "KINDS", "DECLARED", "SEED_SETS", "declared", "UndeclaredEvidence", "VAR_EXP", "HALF_RATIO",
+           "HALF_RATIO_REF", "glue", "glue_display",
            "INIT_EXP", "GRAD_RATIO", "VAL_LOSS_GAP", "PRETRAINED_EXP", "PRETRAINED_REF",
            "PRETRAINED_DRIFT", "FITRANGE_SHIFT", "SKIP_TREND", "SKIP_BLOCK1", "METRIC_RHO_CHANGE",
            "METRIC_DIFF", "NORM_GROWTH"]
@@ -125,21 +126,47 @@ def interval(name, chapter, what, se: bool = False, by_seed_set: bool = False) -
     return _declare(name, chapter, what, "interval_se" if se else "interval", by_seed_set)
 
 
+class UndeclaredEvidence(KeyError, ValueError):
+    """A name that no :class:`Evidence` declares: a ``KeyError`` (what a lookup of a name
+    raises) and a ``ValueError`` (the library's one exception for a bad argument), with a
+    one-line message."""
+
+    def __str__(self):           # KeyError's str() is the repr of its argument; this is the message
+        return " ".join(str(self.args[0]).split()) if self.args else ""
+
+
+def _undeclared(name: str, why: str = "") -> UndeclaredEvidence:
+    import difflib
+    names = [k for ev in DECLARED.values() for k in ev.keys()]
+    close = difflib.get_close_matches(name, names, n=3, cutoff=0.8)
+    hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+    shown = name if len(name) <= 80 else name[:77] + "..."
+    return UndeclaredEvidence(f"{shown!r} is not declared in resdecay_lib.book.evidence{why}{hint}")
+
+
 def declared(name: str) -> Evidence:
     """The declaration of ``name`` (a base name, or one of its ``_lo``/``_hi``/``_se`` parts; for a
-    seed-set evidence, also any of those with a ``__<set>`` tag of :data:`SEED_SETS`)."""
+    seed-set evidence, also any of those with a ``__<set>`` tag of :data:`SEED_SETS`). A name
+    not declared raises :class:`UndeclaredEvidence` (a ``KeyError`` and a ``ValueError``)
+    naming it and the declared names close to it; a name that is not a str,
+    :class:`~resdecay_lib.checks.ArgumentTypeError`."""
+    if not isinstance(name, str):
+        raise ArgumentTypeError(f"name must be an evidence name (a str), got {type(name).__name__} {name!r}"[:200])
     if name in DECLARED:
         return DECLARED[name]
     base, sep, tag = name.rpartition("__")
     if sep and tag in SEED_SETS:
-        ev = declared(base)
+        try:
+            ev = declared(base)
+        except UndeclaredEvidence:
+            raise _undeclared(name) from None
         if not ev.by_seed_set:
-            raise KeyError(f"{name!r}: {ev.name} is not computed per seed set")
+            raise UndeclaredEvidence(f"{name!r}: {ev.name} is not computed per seed set")
         return ev
     for ev in DECLARED.values():
         if name in ev.keys():
             return ev
-    raise KeyError(f"{name!r} is not declared in resdecay_lib.book.evidence")
+    raise _undeclared(name, f" (a seed-set tag is one of {sorted(SEED_SETS)})" if sep else "")
 
 
 def _number(name: str, x) -> float:

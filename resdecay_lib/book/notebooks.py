@@ -12,9 +12,12 @@ from __future__ import annotations
 
 import ast
 import json
+import os
 import pathlib
 
-__all__ = ["read_evidence", "toc_documents", "book_notebooks"]
+from ..checks import ArgumentTypeError, show
+
+__all__ = ["read_evidence", "toc_documents", "book_notebooks", "book_root"]
 
 
 def _glued_float(text: str, name: str) -> float:
@@ -79,22 +82,76 @@ def read_evidence(chapters="chapters", prefix: str = "ev_") -> dict[str, float]:
     return evidence
 
 
+def book_root(root, name: str = "root") -> pathlib.Path:
+    """``root`` as the folder of a book: a path (a non-empty str or ``os.PathLike``;
+    :class:`~resdecay_lib.checks.ArgumentTypeError` otherwise) to a folder that holds a
+    ``_toc.yml`` (``ValueError`` naming ``name`` and the path otherwise)."""
+    if isinstance(root, os.PathLike):
+        try:
+            fs = os.fspath(root)
+        except Exception:                 # a broken __fspath__
+            fs = None
+    else:
+        fs = root
+    if not isinstance(fs, str):
+        raise ArgumentTypeError(f"{name} must be the book's folder (a non-empty str or os.PathLike), "
+                                f"got {type(root).__name__} {show(root)}")
+    if not fs.strip() or "\x00" in fs:
+        raise ValueError(f"{name} must be the book's folder (a non-empty path without NUL), got {show(root)}")
+    folder = pathlib.Path(fs)
+    if not folder.is_dir():
+        what = "a file" if folder.exists() else "nothing"
+        raise ValueError(f"{name} must be the book's folder, got {str(folder)!r}: {what} is there")
+    if not (folder / "_toc.yml").is_file():
+        raise ValueError(f"{name} {str(folder)!r} is not a book's folder: it has no _toc.yml")
+    return folder
+
+
+def _toc_file(toc, path) -> list[str]:
+    """The documents of a parsed ``_toc.yml``; ValueError naming the file when it is not one."""
+    def doc(entry, where):
+        if not isinstance(entry, dict) or not isinstance(entry.get("file"), str):
+            raise ValueError(f"{path}: {where} must be a mapping with a 'file' string, got {show(entry)}")
+        return entry["file"]
+
+    def entries(value, where):
+        if value is None:
+            return []
+        if not isinstance(value, list):
+            raise ValueError(f"{path}: {where} must be a list, got {show(value)}")
+        return value
+
+    if not isinstance(toc, dict) or not isinstance(toc.get("root"), str):
+        raise ValueError(f"{path} is not a table of contents: it needs a mapping with a 'root' document, "
+                         f"got {show(toc)}")
+    docs = [toc["root"]]
+    for i, part in enumerate(entries(toc.get("parts", []), "parts")):
+        if not isinstance(part, dict):
+            raise ValueError(f"{path}: parts[{i}] must be a mapping, got {show(part)}")
+        docs += [doc(c, f"parts[{i}].chapters[{j}]")
+                 for j, c in enumerate(entries(part.get("chapters", []), f"parts[{i}].chapters"))]
+    docs += [doc(c, f"chapters[{j}]") for j, c in enumerate(entries(toc.get("chapters", []), "chapters"))]
+    return docs
+
+
 def toc_documents(root) -> list[str]:
     """The documents of ``root``'s ``_toc.yml``, in the book's order: its root, then each
     part's chapters, then top-level chapters (the one reader of the table of contents;
-    ``tools/labels.py`` uses it too)."""
+    ``tools/labels.py`` uses it too). ``root``: the book's folder (:func:`book_root`); a
+    ``_toc.yml`` that is not YAML or not a table of contents raises ``ValueError`` naming it."""
     import yaml
-    toc = yaml.safe_load((pathlib.Path(root) / "_toc.yml").read_text())
-    docs = [toc["root"]]
-    for part in toc.get("parts", []):
-        docs += [c["file"] for c in part.get("chapters", [])]
-    docs += [c["file"] for c in toc.get("chapters", [])]
-    return docs
+    path = book_root(root) / "_toc.yml"
+    try:
+        toc = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise ValueError(f"{path} cannot be read as YAML: {type(exc).__name__}: {' '.join(str(exc).split())}"[:300]) from None
+    return _toc_file(toc, path)
 
 
 def book_notebooks(root) -> list[pathlib.Path]:
     """The notebooks of the book: the ``.ipynb`` documents of ``root``'s ``_toc.yml``, in
-    order (a chapter that exists but is not in the table of contents is not in the book)."""
-    root = pathlib.Path(root)
+    order (a chapter that exists but is not in the table of contents is not in the book).
+    ``root`` as in :func:`toc_documents`."""
+    root = book_root(root)
     toc = sorted(toc_documents(root))
     return [root / f"{doc}.ipynb" for doc in toc if (root / f"{doc}.ipynb").exists()]

@@ -12,7 +12,8 @@ import matplotlib
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from ..checks import ArgumentTypeError, check_int  # noqa: E402
+from ..checks import (Array, ArgumentTypeError, Flag, Instance, Real, Text, accepts, check_int,  # noqa: E402
+                      check_items, check_real, show)
 
 __all__ = ["NAMES", "K_TICKS", "log_k_axis", "close", "COLUMN_IN", "MIN_FONT_PT", "PANEL_H", "PAD_IN", "column_panels",
            "legend_below", "share_ylabel", "finish", "shown_width", "effective_sizes", "DIGEST_DIGITS", "data_digest", "glue_figure", "forest", "init_curves", "grad_profiles", "sublayer_changes", "line_panels", "exponent_through_training", "change_curves", "loss_curves",
@@ -20,12 +21,75 @@ __all__ = ["NAMES", "K_TICKS", "log_k_axis", "close", "COLUMN_IN", "MIN_FONT_PT"
            "pruning_curves", "norm_readings", "theorem_simulation", "remainder_panels",
            "scaled_simulation", "limit_curves", "simulation_vs_prediction"]
 
-def _check_panels(name: str, value) -> None:
-    """A figure's data: a non-empty dict (one entry a line, a panel or a placement)."""
+def _check_panels(name: str, value, labels: bool = False) -> None:
+    """A figure's data: a non-empty dict (one entry a line, a panel or a placement); with
+    ``labels``, its keys are the text the figure shows (a legend's or a panel's), so strings."""
     if not isinstance(value, dict):
         raise ArgumentTypeError(f"{name} must be a dict (see the function's docstring), got {type(value).__name__}")
     if not value:
         raise ValueError(f"{name} must not be empty: nothing to draw")
+    if labels:
+        _check_labels(name, value)
+
+
+def _check_labels(name: str, value: dict) -> None:
+    """The keys of ``value`` label lines or panels: each a str."""
+    for key in value:
+        if not isinstance(key, str):
+            raise ArgumentTypeError(f"{name}'s keys must be strings (they label the figure), got "
+                                    f"{type(key).__name__} {show(key)}")
+
+
+#: where the data sit on the axes (block indices, depths, steps, fractions): finite
+_X = Array(ndim=1, what="a 1-D array of finite real numbers, at least one")
+#: what is drawn against them: NaN is a gap in the line (the chapters glue NaN at k = 1 in the
+#: seed convention, and pad shorter runs with it)
+_Y = Array(ndim=1, finite=False, what="a 1-D array of real numbers (NaN draws a gap), at least one")
+_LEVEL = Real()
+_TEXT = Text(empty=True)
+
+
+def _x(name: str, value) -> int:
+    """``value`` is finite 1-D data that places the points; its length."""
+    _X.check(name, value)
+    return len(np.asarray(value))
+
+
+def _y(name: str, value, n: int | None = None, *, errors: bool = False) -> None:
+    """``value`` is 1-D data of ``n`` points (NaN a gap); ``errors``: error-bar half-widths
+    (a scalar allowed, none negative)."""
+    if errors and not isinstance(value, (list, tuple, np.ndarray)):
+        _LEVEL.check(name, value)
+        if value < 0:
+            raise ValueError(f"{name} must be >= 0 (error-bar half-widths), got {show(value)}")
+        return
+    _Y.check(name, value)
+    a = np.asarray(value, dtype=float)
+    if n is not None and len(a) != n:
+        raise ValueError(f"{name} must have one value per point: {n}, got {len(a)}")
+    if errors and np.any(a[~np.isnan(a)] < 0):
+        raise ValueError(f"{name} must be >= 0 (error-bar half-widths), got a negative value")
+
+
+def _level(name: str, value) -> None:
+    """A number drawn as a line across the panel: finite."""
+    _LEVEL.check(name, value)
+
+
+def _text(name: str, value) -> None:
+    _TEXT.check(name, value)
+
+
+def _entry(name: str, value, n: int) -> tuple:
+    """An entry of a figure's dict that holds ``n`` things: a tuple or list of ``n``."""
+    if not isinstance(value, (tuple, list)) or len(value) != n:
+        raise ArgumentTypeError(f"{name} must be a tuple of {n} (see the function's docstring), got "
+                                f"{type(value).__name__} {show(value, 60)}")
+    return tuple(value)
+
+
+_FIG = Instance("matplotlib.figure.Figure", "a matplotlib Figure")
+_AX = Instance("matplotlib.axes.Axes", "a matplotlib Axes")
 
 
 #: display names of the placements
@@ -38,6 +102,7 @@ NAMES = {"pre_ln": "Pre-LN", "post_ln": "Post-LN", "peri_ln": "Peri-LN",
 K_TICKS = (1, 2, 4, 8, 16, 24, 32, 64)
 
 
+@accepts(ax=_AX, ticks=Array(ndim=1, positive=True))
 def log_k_axis(ax, L: int, ticks=K_TICKS) -> None:
     """A log axis of block indices 1..L with plain labels at ``ticks`` (no 2 x 10^0, no
     crowded minor labels); of two ticks closer than a factor 1.5 the smaller is dropped (24
@@ -49,6 +114,7 @@ def log_k_axis(ax, L: int, ticks=K_TICKS) -> None:
     [1, 2, 4, 8, 16, 24]
     >>> close(fig)
     """
+    check_int("L", L, 1)
     ax.set_xscale("log")
     kept = []
     for t in sorted((t for t in ticks if t <= L), reverse=True):
@@ -64,6 +130,7 @@ def _color(arch: str) -> str:
     return f"C{list(NAMES).index(arch) % 10}" if arch in NAMES else "k"
 
 
+@accepts(fig=_FIG)
 def close(fig) -> None:
     """Close a figure once it is glued, so the notebook does not show it a second time."""
     plt.close(fig)
@@ -107,6 +174,12 @@ def column_panels(n: int = 1, *, ncols: int | None = None, panel_height: float =
     >>> close(fig)
     """
     check_int("n", n, 1)
+    if ncols is not None:
+        check_int("ncols", ncols, 1)
+    check_real("panel_height", panel_height, 0, lo_open=True)
+    check_real("width", width, 0, lo_open=True)
+    if height is not None:
+        check_real("height", height, 0, lo_open=True)
     if width > COLUMN_IN - 2 * PAD_IN + 1e-9:
         raise ValueError(f"width must be at most the column's {COLUMN_IN} in less the PNG's margins, got {width}")
     ncols = ncols or min(n, 2)
@@ -134,10 +207,14 @@ def _tick_size(axis, which: str) -> float:
     return ticks[0].label1.get_fontsize() if ticks else MIN_FONT_PT
 
 
+@accepts(fig=_FIG, loc=Text())
 def legend_below(fig, axes, ncol: int = 2, loc: str = "outside lower center", only=None, **kw):
     """One legend for the whole figure, under its panels (outside them, so it hides no data):
     the labelled lines of ``axes`` (an axes or a list), each label once, in order (``only``: a
     set of the labels to show)."""
+    check_int("ncol", ncol, 1)
+    for i, ax in enumerate(np.atleast_1d(np.asarray(axes, dtype=object))):
+        _AX.check(f"axes[{i}]", ax)
     seen = {}
     for ax in np.atleast_1d(axes):
         for h, lab in zip(*ax.get_legend_handles_labels()):
@@ -149,6 +226,7 @@ def legend_below(fig, axes, ncol: int = 2, loc: str = "outside lower center", on
                       fontsize=MIN_FONT_PT, **kw)
 
 
+@accepts(fig=_FIG, ax=_AX)
 def share_ylabel(fig, ax) -> None:
     """With panels in more than one row, the first panel's y label (the one its data digest
     reads) is drawn once for the whole figure, beside every row."""
@@ -157,6 +235,7 @@ def share_ylabel(fig, ax) -> None:
         ax.yaxis.label.set_visible(False)
 
 
+@accepts(fig=_FIG)
 def finish(fig):
     """The last step of every figure function: no text smaller than :data:`MIN_FONT_PT` (a floor
     on every text the figure holds, tick labels made later included); returns ``fig``."""
@@ -170,6 +249,7 @@ def finish(fig):
     return fig
 
 
+@accepts(fig=_FIG)
 def shown_width(fig) -> float:
     """Width in inches of the PNG a notebook stores for ``fig`` (``bbox_inches="tight"``, padded
     by 0.1 in each side): what the column scales down when it is wider than :data:`COLUMN_IN`."""
@@ -177,6 +257,7 @@ def shown_width(fig) -> float:
     return fig.get_tightbbox(fig.canvas.get_renderer()).width + 2 * PAD_IN
 
 
+@accepts(fig=_FIG)
 def effective_sizes(fig) -> list[tuple[str, float]]:
     """(text, size in points as a reader sees it) for every visible text of ``fig`` once drawn:
     its font size times COLUMN_IN / the shown width when the PNG is wider than the column (the
@@ -211,6 +292,7 @@ def _summary(values, digits: int) -> str:
             f"mean={_num(a.mean(), digits)}")
 
 
+@accepts(fig=_FIG)
 def data_digest(fig, digits: int = DIGEST_DIGITS) -> str:
     """What a figure shows, as text: per panel its title and labels, and per line, image and
     marker set its label and a summary of its data (count, min, max, mean of the y values, or
@@ -240,6 +322,7 @@ def data_digest(fig, digits: int = DIGEST_DIGITS) -> str:
     return "\n".join(lines)
 
 
+@accepts(fig=_FIG)
 def glue_figure(name: str, fig, digits: int = DIGEST_DIGITS) -> str:
     """Glue ``fig`` under ``name`` (myst-nb, not displayed), glue its :func:`data_digest` under
     ``name + "-data"`` (the text nbval compares), close the figure, and return the digest."""
@@ -260,8 +343,19 @@ def init_curves(blk: dict, sub: dict, theory: dict, dual=None):
     embedding-counted, "seed": the seed convention (NaN at k = 1), "sub": sublayer w_k^2};
     ``dual``: ResiDual's x_d at block granularity. ResiDual's x_a is dashed: it lies on Post-LN's.
     """
-    _check_panels("blk", blk)
-    _check_panels("sub", sub)
+    _check_panels("blk", blk, labels=True)
+    _check_panels("sub", sub, labels=True)
+    if not isinstance(theory, dict) or not {"blk", "seed", "sub"} <= set(theory):
+        raise ValueError(f"theory must be a dict with the curves 'blk', 'seed' and 'sub', got {show(theory, 60)}")
+    _y("theory['blk']", theory["blk"])
+    n, m = len(theory["blk"]), (_y("theory['sub']", theory["sub"]) or len(theory["sub"]))
+    _y("theory['seed']", theory["seed"], n)
+    for arch, y in blk.items():
+        _y(f"blk[{arch!r}]", y, n)
+    for arch, y in sub.items():
+        _y(f"sub[{arch!r}]", y, m)
+    if dual is not None:
+        _y("dual", dual, n)
     fig, axes = column_panels(2, height=4.3, sharey=True)
     for ax, curves, w, title in ((axes[0], blk, theory["blk"], "block granularity"),
                                  (axes[1], sub, theory["sub"], "sublayer granularity")):
@@ -283,7 +377,9 @@ def init_curves(blk: dict, sub: dict, theory: dict, dual=None):
 
 def grad_profiles(grads: dict):
     """Chapter 6: {arch: mean gradient norm of block k's parameters, k = 1..L} on log axes."""
-    _check_panels("grads", grads)
+    _check_panels("grads", grads, labels=True)
+    for arch, g in grads.items():
+        _y(f"grads[{arch!r}]", g)
     fig, (ax,) = column_panels(1, width=5.6, height=3.6)
     for arch, g in grads.items():
         ax.plot(np.arange(1, len(g) + 1), g, color=_color(arch), label=arch,
@@ -293,9 +389,15 @@ def grad_profiles(grads: dict):
     return finish(fig)
 
 
+@accepts(ticks=Array(ndim=1, positive=True))
 def sublayer_changes(panels: dict, ticks=K_TICKS):
     """Chapter 9: {title: (k, attention-step change, MLP-step change)}, one log-log panel each."""
-    _check_panels("panels", panels)
+    _check_panels("panels", panels, labels=True)
+    for title, v in panels.items():
+        k, att, mlp = _entry(f"panels[{title!r}]", v, 3)
+        n = _x(f"panels[{title!r}][0]", k)
+        _y(f"panels[{title!r}][1]", att, n)
+        _y(f"panels[{title!r}][2]", mlp, n)
     fig, axes = column_panels(len(panels), sharey=True)
     for ax, (title, (k, att, mlp)) in zip(axes, panels.items()):
         ax.plot(k, att, "o-", ms=3, label="attention step")
@@ -308,6 +410,7 @@ def sublayer_changes(panels: dict, ticks=K_TICKS):
     return finish(fig)
 
 
+@accepts(ylabel=_TEXT, log_k=Flag(), ticks=Array(ndim=1, positive=True), sharey=Flag())
 def line_panels(panels: dict, ylabel: str, log_k: bool = True, ticks=K_TICKS, sharey: bool = True):
     """Panels of lines against block k, two to a row (Chapter 9's per-model figures).
 
@@ -315,7 +418,22 @@ def line_panels(panels: dict, ylabel: str, log_k: bool = True, ticks=K_TICKS, sh
     ``yerr`` (drawn as error bars), ``fmt`` (a matplotlib format string), ``label``, ``color``.
     ``log_k``: a log k axis with plain labels at ``ticks``; y is always logarithmic.
     """
-    _check_panels("panels", panels)
+    _check_panels("panels", panels, labels=True)
+    for title, lines in panels.items():
+        lines = check_items(f"panels[{title!r}]", lines, dict, "a dict (a line)")
+        if not lines:
+            raise ValueError(f"panels[{title!r}] must hold at least one line, got none")
+        for j, ln in enumerate(lines):
+            where = f"panels[{title!r}][{j}]"
+            if "k" not in ln or "y" not in ln:
+                raise ValueError(f"{where} must have 'k' and 'y', got the keys {sorted(map(str, ln))}")
+            n = _x(f"{where}['k']", ln["k"])
+            _y(f"{where}['y']", ln["y"], n)
+            if ln.get("yerr") is not None:
+                _y(f"{where}['yerr']", ln["yerr"], n, errors=True)
+            for key in ("fmt", "label", "color"):
+                if ln.get(key) is not None:
+                    _text(f"{where}[{key!r}]", ln[key])
     fig, axes = column_panels(len(panels), sharey=sharey)
     for ax, (title, lines) in zip(axes, panels.items()):
         kmax = 1
@@ -345,9 +463,20 @@ def line_panels(panels: dict, ylabel: str, log_k: bool = True, ticks=K_TICKS, sh
 
 def exponent_through_training(rows: dict, title: str):
     """rows: {arch: [(step, mean, lo, hi, reference), ...]} -> exponent of omega_k^2 vs step."""
-    _check_panels("rows", rows)
+    _check_panels("rows", rows, labels=True)
     if not isinstance(title, str):
         raise ArgumentTypeError(f"title must be a str, got {type(title).__name__}")
+    for a, pts in rows.items():
+        if not isinstance(pts, (list, tuple)):
+            raise ArgumentTypeError(f"rows[{a!r}] must be a list of (step, mean, lo, hi, reference), got "
+                                    f"{type(pts).__name__} {show(pts, 60)}")
+        if not pts:
+            raise ValueError(f"rows[{a!r}] must hold at least one point, got none")
+        for j, p in enumerate(pts):
+            _entry(f"rows[{a!r}][{j}]", p, 5)
+        _x(f"rows[{a!r}]'s steps", [p[0] for p in pts])
+        for j, what in ((1, "means"), (2, "lower ends"), (3, "upper ends"), (4, "references")):
+            _y(f"rows[{a!r}]'s {what}", [p[j] for p in pts])
     fig, (ax,) = column_panels(1, height=4.4)
     for i, (a, pts) in enumerate(rows.items()):
         st = np.array([p[0] for p in pts], float)
@@ -366,10 +495,21 @@ def exponent_through_training(rows: dict, title: str):
 
 def change_curves(curves: dict, theory: dict, L: int):
     """curves: {arch: {label: (mean, se)}} over k = 1..L; theory: {label: curve}."""
-    _check_panels("curves", curves)
+    _check_panels("curves", curves, labels=True)
     if not isinstance(theory, dict):
         raise ArgumentTypeError(f"theory must be a dict {{label: curve}}, got {type(theory).__name__}")
     check_int("L", L, 1)
+    _check_labels("theory", theory)
+    for a, byw in curves.items():
+        _check_panels(f"curves[{a!r}]", byw, labels=True)
+        for w, v in byw.items():
+            m, se = _entry(f"curves[{a!r}][{w!r}]", v, 2)
+            _y(f"curves[{a!r}][{w!r}][0]", m, L)
+            _y(f"curves[{a!r}][{w!r}][1]", se, L, errors=True)
+    for lab, y in theory.items():
+        _y(f"theory[{lab!r}]", y)
+        if len(y) < L:
+            raise ValueError(f"theory[{lab!r}] must have at least L = {L} values, got {len(y)}")
     fig, axes = column_panels(len(curves), panel_height=2.1, sharey=True)
     k = np.arange(1, L + 1)
     for ax, (a, byw) in zip(axes, curves.items()):
@@ -391,9 +531,15 @@ def change_curves(curves: dict, theory: dict, L: int):
 
 def loss_curves(curves: dict, baselines: dict):
     """curves: {label: (steps, loss)}; baselines: {label: loss} drawn as horizontal lines."""
-    _check_panels("curves", curves)
+    _check_panels("curves", curves, labels=True)
     if not isinstance(baselines, dict):
         raise ArgumentTypeError(f"baselines must be a dict {{label: loss}}, got {type(baselines).__name__}")
+    for lab, v in curves.items():
+        st, y = _entry(f"curves[{lab!r}]", v, 2)
+        _y(f"curves[{lab!r}][1]", y, _x(f"curves[{lab!r}][0]", st))
+    _check_labels("baselines", baselines)
+    for lab, v in baselines.items():
+        _level(f"baselines[{lab!r}]", v)
     fig, (ax,) = column_panels(1, height=4.0)
     for i, (lab, (s, y)) in enumerate(curves.items()):
         ax.plot(np.maximum(s, 1), y, "-", lw=1, color=f"C{i % 10}", label=lab)
@@ -410,7 +556,11 @@ def loss_curves(curves: dict, baselines: dict):
 
 def ablation_profiles(profiles: dict):
     """profiles: {title: (delta_mean [L], se [L])}: loss increase from removing block k."""
-    _check_panels("profiles", profiles)
+    _check_panels("profiles", profiles, labels=True)
+    for t, v in profiles.items():
+        m, se = _entry(f"profiles[{t!r}]", v, 2)
+        _y(f"profiles[{t!r}][0]", m)
+        _y(f"profiles[{t!r}][1]", se, len(m), errors=True)
     fig, axes = column_panels(len(profiles), panel_height=2.3)
     for ax, (t, (m, se)) in zip(axes, profiles.items()):
         k = np.arange(1, len(m) + 1)
@@ -426,7 +576,19 @@ def ablation_profiles(profiles: dict):
 
 def depth_curves(panels: dict):
     """panels: {title: {arch: (depths, mean, lo, hi)}}: validation loss against depth."""
-    _check_panels("panels", panels)
+    _check_panels("panels", panels, labels=True)
+    for t, byarch in panels.items():
+        _check_panels(f"panels[{t!r}]", byarch, labels=True)
+        for a, v in byarch.items():
+            where = f"panels[{t!r}][{a!r}]"
+            d, m, lo, hi = _entry(where, v, 4)
+            n = _x(f"{where}[0]", d)
+            for j, y in ((1, m), (2, lo), (3, hi)):
+                _y(f"{where}[{j}]", y, n)
+            m, lo, hi = (np.asarray(y, dtype=float) for y in (m, lo, hi))
+            with np.errstate(invalid="ignore"):
+                if np.any((m < lo) | (hi < m)):
+                    raise ValueError(f"{where} must have lo <= mean <= hi at every depth")
     fig, axes = column_panels(len(panels), panel_height=2.6)
     for ax, (t, byarch) in zip(axes, panels.items()):
         for i, (a, (d, m, lo, hi)) in enumerate(byarch.items()):
@@ -448,7 +610,9 @@ def depth_curves(panels: dict):
 
 def correlation_maps(mats: dict):
     """mats: {title: correlation matrix}: the summands' correlations."""
-    _check_panels("mats", mats)
+    _check_panels("mats", mats, labels=True)
+    for t, C in mats.items():
+        Array(ndim=2, finite=False, what="a 2-D array of real numbers (a matrix)").check(f"mats[{t!r}]", C)
     fig, axes = column_panels(len(mats), panel_height=3.0)
     for ax, (t, C) in zip(axes, mats.items()):
         im = ax.imshow(C, vmin=-1, vmax=1, cmap="RdBu_r")
@@ -463,8 +627,11 @@ def correlation_maps(mats: dict):
 
 def rc_profiles(prof: dict, L: int):
     """prof: {label: (r [L], c [L], s2 [L])}: block output variance, r_k and c_k against k."""
-    _check_panels("prof", prof)
+    _check_panels("prof", prof, labels=True)
     check_int("L", L, 1)
+    for lab, v in prof.items():
+        for j, y in enumerate(_entry(f"prof[{lab!r}]", v, 3)):
+            _y(f"prof[{lab!r}][{j}]", y, L)
     fig, axes = column_panels(3)
     k = np.arange(1, L + 1)
     for i, (lab, (r, c, s2)) in enumerate(prof.items()):
@@ -497,7 +664,15 @@ def skip_costs(panels: dict):
     """panels: {title: (k [L], mean [L], se [L], ylabel)} -> the cost of skipping each block,
     +-2 standard errors over sequences, one panel per model; log y (block 1 often costs ten
     times the rest), so a non-positive mean is drawn at the axis floor as an open marker."""
-    _check_panels("panels", panels)
+    _check_panels("panels", panels, labels=True)
+    for title, v in panels.items():
+        k, mean, se, ylabel = _entry(f"panels[{title!r}]", v, 4)
+        n = _x(f"panels[{title!r}][0]", k)
+        # a NaN mean has no place on the log axis: it would be drawn as a non-positive one
+        _X.check(f"panels[{title!r}][1]", mean)
+        _y(f"panels[{title!r}][1]", mean, n)
+        _y(f"panels[{title!r}][2]", se, n, errors=True)
+        _text(f"panels[{title!r}][3]", ylabel)
     fig, axes = column_panels(len(panels))
     for ax, (title, (k, mean, se, ylabel)) in zip(axes, panels.items()):
         k, mean, se = (np.asarray(v, float) for v in (k, mean, se))
@@ -515,7 +690,15 @@ def skip_costs(panels: dict):
 def pruning_curves(panels: dict):
     """panels: {title: ({ranking: (fraction removed [n], mean increase [n])}, band, ylabel)}
     -> the cost as blocks are removed by each ranking, with the noise band (dotted)."""
-    _check_panels("panels", panels)
+    _check_panels("panels", panels, labels=True)
+    for title, v in panels.items():
+        curves, band, ylabel = _entry(f"panels[{title!r}]", v, 3)
+        _check_panels(f"panels[{title!r}][0]", curves, labels=True)
+        for name, c in curves.items():
+            frac, mean = _entry(f"panels[{title!r}][0][{name!r}]", c, 2)
+            _y(f"panels[{title!r}][0][{name!r}][1]", mean, _x(f"panels[{title!r}][0][{name!r}][0]", frac))
+        _level(f"panels[{title!r}][1]", band)
+        _text(f"panels[{title!r}][2]", ylabel)
     fig, axes = column_panels(len(panels))
     for ax, (title, (curves, band, ylabel)) in zip(axes, panels.items()):
         for name, (frac, mean) in curves.items():
@@ -534,7 +717,12 @@ def pruning_curves(panels: dict):
 
 def norm_readings(panels: dict):
     """panels: {title: {label: (k [L], change [L])}} -> the change through each normaliser."""
-    _check_panels("panels", panels)
+    _check_panels("panels", panels, labels=True)
+    for title, lines in panels.items():
+        _check_panels(f"panels[{title!r}]", lines, labels=True)
+        for label, v in lines.items():
+            k, y = _entry(f"panels[{title!r}][{label!r}]", v, 2)
+            _y(f"panels[{title!r}][{label!r}][1]", y, _x(f"panels[{title!r}][{label!r}][0]", k))
     fig, axes = column_panels(len(panels), sharey=False)
     for ax, (title, lines) in zip(axes, panels.items()):
         L = 2
@@ -574,6 +762,18 @@ def theorem_simulation(k, omega, shown: dict, rel: dict):
         _check_pair(f"shown[{d!r}]", v, 3)
     for d, v in rel.items():
         _check_pair(f"rel[{d!r}]", v, 5)
+    n = _x("k", k)
+    _y("omega", omega, n)
+    for d, (ks, m, h) in shown.items():
+        nk = _x(f"shown[{d!r}][0]", ks)
+        _y(f"shown[{d!r}][1]", m, nk)
+        _y(f"shown[{d!r}][2]", h, nk, errors=True)
+    for d, (ks, y, h, first, exact) in rel.items():
+        nk = _x(f"rel[{d!r}][0]", ks)
+        _y(f"rel[{d!r}][1]", y, nk)
+        _y(f"rel[{d!r}][2]", h, nk, errors=True)
+        _y(f"rel[{d!r}][3]", first, n)
+        _y(f"rel[{d!r}][4]", exact, n)
     k = np.asarray(k)
     fig, (ax0, ax1) = column_panels(2, height=4.4)
     ax0.loglog(k, omega, color="black", lw=1.2, label=r"theorem $\omega_k^2$")
@@ -608,9 +808,16 @@ def remainder_panels(k, curves: dict, remainder, levels: dict):
     ``curves``: {label: y over ``k``} (the first solid, the rest dashed); ``remainder``: the
     scaled remainder over ``k``; ``levels``: {label: value} drawn as horizontal lines.
     """
-    _check_panels("curves", curves)
+    _check_panels("curves", curves, labels=True)
     if not isinstance(levels, dict):
         raise ArgumentTypeError(f"levels must be a dict {{label: value}}, got {type(levels).__name__}")
+    n = _x("k", k)
+    for label, y in curves.items():
+        _y(f"curves[{label!r}]", y, n)
+    _y("remainder", remainder, n)
+    _check_labels("levels", levels)
+    for label, v in levels.items():
+        _level(f"levels[{label!r}]", v)
     fig, (ax0, ax1) = column_panels(2, height=3.2)
     for i, (label, y) in enumerate(curves.items()):
         ax0.loglog(k, y, "-" if i == 0 else "--", label=label)
@@ -625,6 +832,7 @@ def remainder_panels(k, curves: dict, remainder, levels: dict):
     return finish(fig)
 
 
+@accepts(xlabel=_TEXT, ylabel=_TEXT, log_x=Flag())
 def scaled_simulation(points: dict, line: tuple, limit: tuple, xlabel: str, ylabel: str, log_x: bool = False):
     """Chapters 3 and 4: scaled simulated changes per width against the large-width curve and
     its limit.
@@ -635,6 +843,15 @@ def scaled_simulation(points: dict, line: tuple, limit: tuple, xlabel: str, ylab
     _check_panels("points", points)
     _check_pair("line", line, 3)
     _check_pair("limit", limit, 2)
+    for d, v in points.items():
+        k, y, h = _entry(f"points[{d!r}]", v, 3)
+        nk = _x(f"points[{d!r}][0]", k)
+        _y(f"points[{d!r}][1]", y, nk)
+        _y(f"points[{d!r}][2]", h, nk, errors=True)
+    _y("line[1]", line[1], _x("line[0]", line[0]))
+    _text("line[2]", line[2])
+    _level("limit[0]", limit[0])
+    _text("limit[1]", limit[1])
     fig, (ax,) = column_panels(1, width=5.6, height=3.6)
     for i, (d, (k, y, h)) in enumerate(points.items()):
         ax.errorbar(k, y, yerr=h, fmt="o", ms=2.5, color=f"C{i % 10}",
@@ -651,15 +868,25 @@ def scaled_simulation(points: dict, line: tuple, limit: tuple, xlabel: str, ylab
     return finish(fig)
 
 
+@accepts(ylabel=_TEXT)
 def limit_curves(curves: dict, dashed: dict, ylabel: str):
     """Chapter 5: curves against block k (log-log), each with its limit, if any, drawn dotted
     in its colour; ``dashed`` curves in black.
 
     ``curves``: {label: (k, y, limit or None)}; ``dashed``: {label: (k, y)}.
     """
-    _check_panels("curves", curves)
+    _check_panels("curves", curves, labels=True)
     if not isinstance(dashed, dict):
         raise ArgumentTypeError(f"dashed must be a dict {{label: (k, y)}}, got {type(dashed).__name__}")
+    for label, v in curves.items():
+        _check_pair(f"curves[{label!r}]", v, 3)
+        _y(f"curves[{label!r}][1]", v[1], _x(f"curves[{label!r}][0]", v[0]))
+        if v[2] is not None:
+            _level(f"curves[{label!r}][2]", v[2])
+    _check_labels("dashed", dashed)
+    for label, v in dashed.items():
+        k, y = _entry(f"dashed[{label!r}]", v, 2)
+        _y(f"dashed[{label!r}][1]", y, _x(f"dashed[{label!r}][0]", k))
     fig, (ax,) = column_panels(1, width=5.6, height=4.0)
     for i, (label, v) in enumerate(curves.items()):
         _check_pair(f"curves[{label!r}]", v, 3)
@@ -675,10 +902,17 @@ def limit_curves(curves: dict, dashed: dict, ylabel: str):
     return finish(fig)
 
 
+@accepts(ylabel=_TEXT)
 def simulation_vs_prediction(series: dict, ylabel: str):
     """Chapter 5: simulated points with error bars against a predicted line, one colour each,
     log-log. ``series``: {label: (k, mean, error-bar half-width, prediction)}."""
-    _check_panels("series", series)
+    _check_panels("series", series, labels=True)
+    for label, v in series.items():
+        _check_pair(f"series[{label!r}]", v, 4)
+        nk = _x(f"series[{label!r}][0]", v[0])
+        _y(f"series[{label!r}][1]", v[1], nk)
+        _y(f"series[{label!r}][2]", v[2], nk, errors=True)
+        _y(f"series[{label!r}][3]", v[3], nk)
     fig, (ax,) = column_panels(1, width=5.6, height=3.6)
     for i, (label, v) in enumerate(series.items()):
         _check_pair(f"series[{label!r}]", v, 4)
@@ -693,14 +927,20 @@ def simulation_vs_prediction(series: dict, ylabel: str):
     return finish(fig)
 
 
+@accepts(xlabel=_TEXT)
 def forest(rows: dict, xlabel: str, refs: dict | None = None):
     """Intervals one under another (a forest plot): ``rows`` {label: (value, lo, hi)}, drawn
     top to bottom in order; ``refs`` {label: x}: vertical reference lines, labelled. NaN rows
     are drawn as their label alone (no interval yet)."""
-    _check_panels("rows", rows)
+    _check_panels("rows", rows, labels=True)
     refs = {} if refs is None else refs
     if not isinstance(refs, dict):
         raise ArgumentTypeError(f"refs must be a dict {{label: x}}, got {type(refs).__name__}")
+    for lab, v in rows.items():
+        _y(f"rows[{lab!r}]", list(_entry(f"rows[{lab!r}]", v, 3)), 3)    # NaN: the label alone
+    _check_labels("refs", refs)
+    for lab, x in refs.items():
+        _level(f"refs[{lab!r}]", x)
     n = len(rows)
     fig, (ax,) = column_panels(1, height=0.3 * n + 1.4)
     for i, (lab, (v, lo, hi)) in enumerate(rows.items()):

@@ -8,35 +8,51 @@ chapters use them through :mod:`resdecay_lib.book.ledger`. Nothing here decides 
 """
 from __future__ import annotations
 
+import numbers
 import pathlib
 from typing import Mapping
 
-from .notebooks import toc_documents
+from ..checks import ArgumentTypeError, Flag, Instance, Int, accepts, show
+from .notebooks import book_root, toc_documents
 from .rules import short_number as _g
 from .verdicts import Claim, Verdict
 
 __all__ = ["PROMOTION", "deciding_numbers", "short_reason", "evidence_markdown", "markdown_table"]
 
 
+_CLAIM = Instance(Claim, "a Claim")
+
+
+@accepts(claim=_CLAIM)
 def deciding_numbers(claim: Claim, evidence: Mapping[str, float]) -> str:
-    """The numbers of ``claim.deciding``, each with its interval where it has one."""
+    """The numbers of ``claim.deciding``, each with its interval where it has one.
+    ``evidence``: a mapping {name: number} (read_evidence's)."""
+    if not isinstance(evidence, Mapping):
+        raise ArgumentTypeError(f"evidence must be a mapping {{name: number}} (read_evidence's), "
+                                f"got {type(evidence).__name__} {show(evidence)}")
+    for e in claim.deciding:
+        for k in (e, *((e.lo, e.hi) if e.kind != "value" else ())):
+            v = evidence.get(k, 0.0)
+            if isinstance(v, bool) or not isinstance(v, numbers.Real):
+                raise ArgumentTypeError(f"evidence[{str(k)!r}] must be a real number, got {type(v).__name__} {show(v)}")
     out = []
     for e in claim.deciding:
         if e not in evidence:
             continue
         v = evidence[e]
-        if e.kind != "value" and e.lo in evidence:
+        if e.kind != "value" and e.lo in evidence and e.hi in evidence:
             out.append(f"{_g(v)} [{_g(evidence[e.lo])}, {_g(evidence[e.hi])}]")
         else:
             out.append(_g(v))
     return ", ".join(out)
 
 
+@accepts(verdict=Instance(Verdict, "a Verdict"), limit=Int(1))
 def short_reason(verdict: Verdict, limit: int = 160) -> str:
     """The verdict's reason in one short sentence, for the ledger's table: the words before the
     reason's first ": " (every rule writes "what it found: the numbers"), else its first
     "; "-separated part; cut at ``limit`` characters. The full reason stays in the verdict."""
-    r = verdict.reason
+    r = str(verdict.reason)
     head = r.split(": ", 1)[0] if ": " in r else r.split("; ", 1)[0]
     if ": " in r and len(head) < 25:          # a bare label ("margin 0.1"): keep the numbers after it
         head = r.split("; ", 1)[0]
@@ -64,11 +80,13 @@ def _defines(root: pathlib.Path, doc: str, label: str) -> bool:
     return any(pat in text for pat in (f":label: {label}", f":name: {label}", f"({label})=", f"$$ ({label})"))
 
 
+@accepts(claim=_CLAIM)
 def evidence_markdown(claim: Claim, root) -> str:
     """MyST Markdown naming where ``claim``'s evidence is, with a cross-reference for each
     chapter that is in ``root``'s ``_toc.yml`` and each label that chapter defines, and
-    plain text for the rest (so the book never links to what is not there yet)."""
-    root = pathlib.Path(root)
+    plain text for the rest (so the book never links to what is not there yet). ``root``:
+    the book's folder (:func:`~resdecay_lib.book.notebooks.book_root`)."""
+    root = book_root(root)
     docs = set(toc_documents(root))
     parts = []
     for doc, label in claim.sources:
@@ -85,11 +103,27 @@ def evidence_markdown(claim: Claim, root) -> str:
     return "; ".join(parts)
 
 
+def _rows(rows) -> list:
+    """``rows`` as a list of (Claim, Verdict) pairs; ArgumentTypeError naming the first bad row."""
+    if isinstance(rows, (str, bytes, dict)) or not hasattr(rows, "__iter__"):
+        raise ArgumentTypeError(f"rows must be a list of (Claim, Verdict) pairs (evaluate's), "
+                                f"got {type(rows).__name__} {show(rows)}")
+    rows = list(rows)
+    for i, row in enumerate(rows):
+        if not (isinstance(row, (tuple, list)) and len(row) == 2 and isinstance(row[0], Claim)
+                and isinstance(row[1], Verdict)):
+            raise ArgumentTypeError(f"rows[{i}] must be a (Claim, Verdict) pair, got {type(row).__name__} {show(row)}")
+    return rows
+
+
+@accepts(link=Flag())
 def markdown_table(rows, link: bool = True) -> str:
     """A MyST Markdown table of ``evaluate(...)`` rows: claim, verdict, computed reason.
 
-    With ``link`` the claim cell is a ``{ref}`` to the claim's target (the ``claim-...``
-    label the verdict chapter defines); the evidence chapter follows in parentheses."""
+    ``rows``: (Claim, Verdict) pairs. With ``link`` the claim cell is a ``{ref}`` to the
+    claim's target (the ``claim-...`` label the verdict chapter defines); the evidence
+    chapter follows in parentheses."""
+    rows = _rows(rows)
     esc = lambda s: str(s).replace("|", "\\|")  # noqa: E731
     lines = ["| claim | verdict | reason |", "| --- | --- | --- |"]
     for claim, verdict in rows:

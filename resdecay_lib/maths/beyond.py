@@ -24,6 +24,7 @@ from __future__ import annotations
 import functools
 import math
 import numbers
+import sys
 
 import numpy as np
 import sympy as sp
@@ -34,13 +35,19 @@ from .theorem import omega_sq  # noqa: F401  (the doctest of omega_sq_hetero com
 
 __all__ = ["MAX_SERIES_ORDER", "MAX_DEPTH", "derive_change_sq_rc", "change_sq_rc", "change_sq_rc_series",
            "derive_omega_sq_hetero", "omega_sq_hetero", "rc_hetero", "derive_power_law_limit",
-           "derive_geometric_limit", "geometric_change", "feedback_fixed_point", "feedback_recursion",
+           "derive_geometric_limit", "geometric_change", "MAX_GROWTH", "MAX_AB", "feedback_fixed_point", "feedback_recursion",
            "stream_writes_change", "derive_influence_identity"]
 
 #: highest order of the series in r (:func:`change_sq_rc_series`)
 MAX_SERIES_ORDER = 12
 #: deepest numerical recursion (:func:`feedback_recursion`; one float per block)
 MAX_DEPTH = 10**7
+#: largest growth factor g of :func:`geometric_change`: the largest float whose square (q = g^2,
+#: the variance ratio the limit is derived in) is finite; beyond it g^2 overflows
+MAX_GROWTH = math.sqrt(sys.float_info.max)
+#: largest |a| and |b| of :func:`feedback_fixed_point`: 4 a^2 and a^2 + b^2 stay finite up to it
+MAX_AB = math.sqrt(sys.float_info.max) / 2
+_MAX_FLOAT = sys.float_info.max
 
 
 # --- correlated updates: norm ratio r and cosine c ---
@@ -124,6 +131,16 @@ def _check_variances(s2):
     return arr
 
 
+def _cumulative(arr):
+    """S_k, the running sums of the block variances; ValueError naming ``s2`` when they overflow."""
+    with np.errstate(over="ignore"):
+        S = np.cumsum(arr)
+    if not np.isfinite(S[-1]):
+        raise ValueError(f"s2 must sum to at most {_MAX_FLOAT:.4g} (the largest float): its running sum "
+                         f"S_k overflows at block {int(np.argmin(np.isfinite(S))) + 1}")
+    return S
+
+
 def omega_sq_hetero(s2):
     r"""w_k^2 = 2(1 - sqrt(S_k/S_{k+1})) for k = 2..N from block variances s2 = (s_1^2, ..., s_N^2).
 
@@ -137,7 +154,7 @@ def omega_sq_hetero(s2):
     True
     """
     arr = _check_variances(s2)
-    S = np.cumsum(arr)              # S[i] = s_1^2 + ... + s_{i+1}^2 = S_{i+2}
+    S = _cumulative(arr)            # S[i] = s_1^2 + ... + s_{i+1}^2 = S_{i+2}
     S_k, S_next, s2_k = S[:-1], S[1:], arr[1:]
     ratio = S_k / S_next
     return 2 * (s2_k / S_next) / (1 + np.sqrt(ratio))
@@ -149,7 +166,7 @@ def rc_hetero(s2):
     Feeds :func:`change_sq_finite_d` for the finite-d prediction; ``s2`` as in :func:`omega_sq_hetero`.
     """
     arr = _check_variances(s2)
-    S = np.cumsum(arr)
+    S = _cumulative(arr)
     return np.sqrt(arr[1:] / S[:-1]), np.zeros(arr.size - 1)
 
 
@@ -196,8 +213,11 @@ def _geometric_limit_fn():
 
 def geometric_change(g: float) -> float:
     """The limiting change w^2 of a stream whose norm grows by the factor ``g`` > 1 per block
-    (block variances q^j with q = g^2, :func:`derive_geometric_limit`): 2(1 - 1/g)."""
+    (block variances q^j with q = g^2, :func:`derive_geometric_limit`): 2(1 - 1/g).
+    ``g`` in (1, :data:`MAX_GROWTH`]: past it g^2 overflows (ValueError naming the range)."""
     g = check_real("g", g, 1, lo_open=True, hi_open=True)
+    if g > MAX_GROWTH:
+        raise ValueError(f"g must be in (1, {MAX_GROWTH:.6g}]: past it g^2 overflows, got {g!r}")
     return float(_geometric_limit_fn()(g ** 2))
 
 
@@ -220,6 +240,17 @@ def feedback_fixed_point(a, b):
                 raise ArgumentTypeError(f"{name} must be a finite real number (a < 0, b != 0), got {val!r}")
         if not (a < 0 and b != 0):
             raise ValueError(f"a must be < 0 and b nonzero for a fixed point, got a={a!r}, b={b!r}")
+        for name, val in (("a", a), ("b", b)):
+            if abs(val) > MAX_AB:
+                raise ValueError(f"{name} must be at most {MAX_AB:.4g} in size (4a^2 and a^2 + b^2 overflow past it), "
+                                 f"got {name}={val!r}")
+        if a**2 + b**2 == 0:
+            raise ValueError(f"a and b must not both be so small that a^2 + b^2 underflows to 0, got a={a!r}, b={b!r}")
+        v = -(a**2 + b**2) / (2 * a)
+        if not math.isfinite(v):
+            raise ValueError(f"a must be at least {(a**2 + b**2) / 2 / _MAX_FLOAT:.4g} in size for b={b!r}: "
+                             f"the fixed point -(a^2 + b^2)/(2a) overflows, got a={a!r}")
+        return v, 4 * a**2 / (a**2 + b**2)
     v = -(a**2 + b**2) / (2 * a)
     return v, 4 * a**2 / (a**2 + b**2)
 
@@ -247,6 +278,11 @@ def feedback_recursion(a: float, b: float, depth: int):
         v_next = math.hypot(v + a, b)
         out[i] = 2 * (1 - (v + a) / v_next)
         v = v_next
+    if not math.isfinite(v):
+        # v_k grows by at most |a| + |b| per block: below this bound no block overflows
+        bound = (_MAX_FLOAT / 2) / depth
+        raise ValueError(f"a and b must be smaller for depth {depth}: the stream's scale v_k overflows "
+                         f"(|a| + |b| <= {bound:.4g} keeps it finite), got a={a!r}, b={b!r}")
     return out
 
 
@@ -283,15 +319,22 @@ def stream_writes_change(v0_sq: float, a, b_sq):
                          f"{a_arr.shape} and {b_arr.shape}")
     if not (np.all(np.isfinite(a_arr)) and np.all(np.isfinite(b_arr)) and np.all(b_arr >= 0)):
         raise ValueError("a must be finite and b_sq finite and >= 0 (b_k^2 is a variance)")
-    if np.any(a_arr ** 2 + b_arr <= 0):
+    with np.errstate(over="ignore"):          # an overflow here is > 0; the loop refuses it below
+        writes = a_arr ** 2 + b_arr
+    if np.any(writes <= 0):
         raise ValueError("every block must write something: a_k^2 + b_k^2 > 0")
     out = np.empty(a_arr.size)
     v_sq = v0
-    for i, (ak, bk) in enumerate(zip(a_arr, b_arr)):
-        v = math.sqrt(v_sq)
-        v_next_sq = (v + ak) ** 2 + bk
-        out[i] = 2 * (1 - (v + ak) / math.sqrt(v_next_sq))
-        v_sq = v_next_sq
+    with np.errstate(over="ignore"):
+        for i, (ak, bk) in enumerate(zip(a_arr, b_arr)):
+            v = math.sqrt(v_sq)
+            v_next_sq = (v + ak) ** 2 + bk
+            if not math.isfinite(v_next_sq):
+                raise ValueError(f"a and b_sq must be smaller: the stream's variance v_k^2 overflows at block "
+                                 f"{i + 2} (it must stay at most {_MAX_FLOAT:.4g}; a_k^2 + b_k^2 summed over the "
+                                 f"blocks, with v0_sq, bounds it)")
+            out[i] = 2 * (1 - (v + ak) / math.sqrt(v_next_sq))
+            v_sq = v_next_sq
     return out
 
 

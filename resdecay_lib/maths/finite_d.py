@@ -37,13 +37,19 @@ from sympy.utilities.iterables import multiset_partitions
 from ..checks import ArgumentTypeError, check_int, check_real
 from .theorem import check_k, check_symbolic, omega_sq
 
-__all__ = ["MAX_EXACT_D", "RHO", "M", "correlation_rho", "expected_cos_series", "expected_cos_exact",
+__all__ = ["MAX_EXACT_D", "MAX_R", "MAX_R_FINITE_D", "RHO", "M", "correlation_rho", "expected_cos_series", "expected_cos_exact",
            "expected_cos_exact_series", "omega_sq_finite_d", "omega_sq_exact_d", "eps_bias_bound",
            "finite_d_predictions", "finite_d_terms", "change_sq_finite_d", "mean_abs_finite_d"]
 
 #: largest width of the exact finite-d formulas (Gamma functions of d/2: d = 2**16 takes
 #: under a second, d = 10**6 minutes; the chapters use up to 4096)
 MAX_EXACT_D = 2**16
+#: largest norm ratio r of :func:`check_rc`: (1 + r)^2 stays finite up to it (sqrt of the
+#: largest float, halved)
+MAX_R = math.sqrt(__import__("sys").float_info.max) / 2
+#: largest r of the finite-width terms (:func:`change_sq_finite_d`, :func:`mean_abs_finite_d`):
+#: they hold r^3, finite up to the cube root of the largest float
+MAX_R_FINITE_D = __import__("sys").float_info.max ** (1 / 3) / 2
 
 
 # --- the theorem's stream at width d (the real LayerNorm centres: m = d - 1 dimensions) ---
@@ -305,6 +311,8 @@ def check_rc(r, c):
     ra, ca = arrays
     if not np.all(np.isfinite(ra)) or np.any(ra < 0):
         raise ValueError(f"r must be finite and >= 0 (r = |f|/|x|), got {r!r}")
+    if np.any(ra > MAX_R):
+        raise ValueError(f"r must be at most {MAX_R:.4g} (past it 1 + 2rc + r^2 overflows), got {r!r}")
     if not np.all(np.isfinite(ca)) or np.any(np.abs(ca) > 1):
         raise ValueError(f"c must be in [-1, 1] (c = cos(x, f)), got {c!r}")
     if np.any((ra == 1) & (ca == -1)):
@@ -351,6 +359,44 @@ def _finite_d_numeric():
     return tuple(sp.lambdify((r, c), e, "math") for e in (F, m1, h1))
 
 
+def _finite_d_r(r, c) -> None:
+    for name, v in (("r", r), ("c", c)):
+        if np.ndim(v) != 0:
+            raise ArgumentTypeError(f"{name} must be one real number (call once per value), got "
+                                    f"{type(v).__name__} of shape {np.shape(v)}")
+    if np.any(np.asarray(r, dtype=float) > MAX_R_FINITE_D):
+        raise ValueError(f"r must be at most {MAX_R_FINITE_D:.4g} (past it the finite-width terms, in r^3, "
+                         f"overflow), got {r!r}")
+
+
+#: below this sin^2 of the angle between x and x + f (with cos > 0), the expanded forms of
+#: :func:`finite_d_terms` cancel: F = 2 (1 - cos) then has a relative error of about
+#: 2**-52 / sin^2 (at c = 1 it is rounding noise, negative from r ~ 1e14, and sqrt(F) fails).
+#: Every (r, c) the book evaluates has sin^2 >= 1e-4, where they are accurate to 1e-11.
+_CANCELS = 1e-6
+
+
+def _finite_d_values(r, c, which: tuple) -> tuple:
+    """The terms ``which`` (of "F", "m1", "h1") of :func:`finite_d_terms` at (r, c).
+
+    Where they are accurate (sin^2 >= :data:`_CANCELS`, or cos <= 0) they are the expanded
+    forms, lambdified, as the book's numbers were computed; where 1 - cos cancels they are the
+    same terms in the angle's sin^2 = r^2 (1 - c)(1 + c) / Q, computed without cancellation:
+    F = 2 sin^2 sqrt(Q) / (sqrt(Q) + 1 + rc), m1 = sin^2 (1 + rc) / sqrt(Q),
+    h1 = -sin^2 sqrt(F) / 8 (so all three are 0 at c = 1)."""
+    rf, cf = float(r), float(c)
+    p = 1 + rf * cf                                  # sqrt(Q) cos
+    Q = 2 * cf * rf + rf**2 + 1
+    sin2 = rf * rf * ((1 - cf) * (1 + cf)) / Q
+    if sin2 >= _CANCELS or p <= 0:
+        terms = dict(zip(("F", "m1", "h1"), _finite_d_numeric()))
+        return tuple(terms[w](r, c) for w in which)
+    sq = math.sqrt(Q)
+    F = 2 * sin2 * sq / (sq + p)
+    terms = {"F": F, "m1": sin2 * p / sq, "h1": -sin2 * math.sqrt(F) / 8}
+    return tuple(terms[w] for w in which)
+
+
 def change_sq_finite_d(r: float, c: float, d: int) -> float:
     r"""E of the per-coordinate mean square of LN(x + f) - LN(x) in width d, to O(1/d^2): F + m_1/(d-1).
 
@@ -359,9 +405,10 @@ def change_sq_finite_d(r: float, c: float, d: int) -> float:
     c = 0; heteroscedastic: r^2 = s_k^2 / S_k (:func:`rc_hetero`).
     """
     check_rc(r, c)
+    _finite_d_r(r, c)
     n = check_int("d", d, 2) - 1
-    F, m1, _ = _finite_d_numeric()
-    return F(float(r), float(c)) + m1(float(r), float(c)) / n
+    F, m1 = _finite_d_values(float(r), float(c), ("F", "m1"))
+    return F + m1 / n
 
 
 def mean_abs_finite_d(r: float, c: float, d: int) -> float:
@@ -380,8 +427,9 @@ def mean_abs_finite_d(r: float, c: float, d: int) -> float:
     sqrt(2/pi) sqrt(change_sq_rc(r, c)). Independent blocks, seed convention: r = (k-1)^{-1/2}, c = 0.
     """
     check_rc(r, c)
+    _finite_d_r(r, c)
     d = check_int("d", d, 2)   # LayerNorm centres over d coordinates
     n = d - 1
-    F, _, h1 = _finite_d_numeric()
+    F, h1 = _finite_d_values(r, c, ("F", "h1"))
     gamma_factor = math.exp(0.5 * math.log(n) + math.lgamma(n / 2) - math.lgamma((n + 1) / 2)) / math.sqrt(math.pi)
-    return gamma_factor * (math.sqrt(F(r, c)) + h1(r, c) / n)
+    return gamma_factor * (math.sqrt(F) + h1 / n)
