@@ -16,7 +16,7 @@ def test_exact_power_law_is_recovered():
     f = power_law(k, 0.7 * k ** -1.3)
     assert f.exponent == pytest.approx(-1.3, abs=1e-12)
     assert f.prefactor == pytest.approx(0.7, rel=1e-12)
-    assert np.isnan(f.lo) and f.n_boot == 0
+    assert f.lo is None and f.hi is None and f.n_boot == 0 and not f.has_interval   # no interval, not NaN
 
 
 def test_interval_covers_the_true_exponent_at_about_the_stated_rate():

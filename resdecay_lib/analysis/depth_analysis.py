@@ -25,7 +25,7 @@ from ..checks import ArgumentTypeError, check_int, check_real
 from ..stats import inference as stats
 from ..stats.exponents import check_array
 from .training_analysis import (Sweep, TooFewSeeds, check_cell, check_exclude, check_level, check_sweep,
-                                final_loss, run_field)
+                                final_loss, run_field, run_status)
 
 __all__ = ["ablation", "ablation_trend", "loss_at_flops", "ladder_steps", "depth_law", "depth_law_over_seeds",
            "ablation_halves", "DepthLadder", "depth_ladder", "paired_gap", "depth_slope", "equal_depth_gap"]
@@ -47,7 +47,7 @@ def ablation_trend(sweep: Sweep, arch: str, L: int, exclude=(), level: float = 0
     check_exclude(exclude)
     check_level(level)
     rhos = [stats.spearman(np.arange(2, L + 1), ablation(r)[0][1:])
-            for r in sweep.cell(arch, L, exclude) if r["status"] == "ok"]
+            for r in sweep.cell(arch, L, exclude) if run_status(r) == "ok"]
     if len(rhos) < 3:
         return np.array(rhos), None
     iv = stats.t_interval(rhos, level)
@@ -83,7 +83,7 @@ def ladder_steps(losses: dict, level: float = 0.95) -> list:
     (l_from, l_to, TInterval).
     """
     if not isinstance(losses, Mapping) or len(losses) < 2:
-        raise (TypeError if not isinstance(losses, Mapping) else ValueError)(
+        raise (ArgumentTypeError if not isinstance(losses, Mapping) else ValueError)(
             f"losses must be a dict {{depth: [loss per seed]}} of at least 2 depths, got "
             + (f"{len(losses)} depth(s)" if isinstance(losses, Mapping) else type(losses).__name__))
     n = set()
@@ -235,6 +235,8 @@ def paired_gap(sweep: Sweep, arch: str, against: str = "pre_ln", exclude=(), lev
     both have with at least 3 kept seeds in common: ``(depth, TInterval)``, or ``None`` when no
     depth has 3 paired seeds (no interval over seeds can be made)."""
     check_sweep(sweep)
+    sweep.check_arch(arch)
+    sweep.check_arch(against, "against")
     check_exclude(exclude)
     check_level(level)
     shared = [L for L in sweep.depths(arch) if L in sweep.depths(against)
@@ -278,10 +280,20 @@ def equal_depth_gap(sweep: Sweep, arch: str, against: str = "pre_ln", min_depth:
     """``arch``'s final loss minus ``against``'s over every depth >= ``min_depth`` both have,
     every finished run (no flags: a loss claim reads all runs): per seed the mean of the
     paired differences over those depths, and the t interval over the seeds present at all
-    of them. Returns ``(depths, TInterval)``, or ``(depths, None)`` below 3 seeds."""
+    of them. Returns ``(depths, TInterval)``, or ``(depths, None)`` below 3 seeds (the
+    documented "no interval", which :func:`resdecay_lib.analysis.training_claims.cost_evidence`
+    glues as NaN: the data cannot tell). ``arch`` and ``against`` must be placements the sweep
+    trained, ``min_depth`` an integer >= 1 that leaves at least one depth both have (else
+    ValueError: no depth is not a gap of None)."""
     check_sweep(sweep)
+    sweep.check_arch(arch)
+    sweep.check_arch(against, "against")
+    check_int("min_depth", min_depth, 1)
     check_level(level)
     depths = [L for L in sweep.depths(arch) if L >= min_depth and L in sweep.depths(against)]
+    if not depths:
+        raise ValueError(f"min_depth={min_depth} leaves no depth that both {arch} {sweep.depths(arch)} and "
+                         f"{against} {sweep.depths(against)} have in sweep {sweep.name}")
     per_seed = []
     for s in sweep.seeds:
         pairs = [(sweep.runs.get((arch, L, s)), sweep.runs.get((against, L, s))) for L in depths]

@@ -53,7 +53,7 @@ import numpy as np
 
 from ..book import ledger
 from ..book.preregistration import fingerprint
-from ..checks import ArgumentTypeError, check_int
+from ..checks import ArgumentTypeError, Array, Int, Real, accepts, check_int, show
 from ..maths import theory
 from ..stats import inference as stats
 from ..stats.exponents import FRONT_BLOCKS, TAIL_BLOCKS
@@ -168,15 +168,29 @@ def model_curve(p: BlockProfile, model: str, L: int) -> tuple[np.ndarray, np.nda
 def window(L: int, name: str) -> tuple[int, int]:
     """The k range [ceil(L f0), floor(L f1)] of window ``name`` (a key of :data:`WINDOWS`)."""
     check_int("L", L, 4, 100_000)
+    if not isinstance(name, str):
+        raise ArgumentTypeError(f"name must be one of {sorted(WINDOWS)} (a window's name), got "
+                                f"{type(name).__name__} {show(name)}")
     if name not in WINDOWS:
         raise ValueError(f"name must be one of {sorted(WINDOWS)}, got {name!r}")
     f0, f1 = WINDOWS[name]
     return max(1, math.ceil(L * f0)), math.floor(L * f1)
 
 
+@accepts(k=Array(1, 3, positive=True, what="a 1-D array of at least 3 positive finite indices"),
+         y=Array(1, 3, finite=False, what="a 1-D array of at least 3 real numbers (positive in the window)"),
+         lo=Int(), hi=Int())
 def local_slope(k, y, lo: int, hi: int) -> float:
-    """Least-squares slope of log y on log k over lo <= k <= hi (at least 3 points)."""
+    """Least-squares slope of log y on log k over lo <= k <= hi (at least 3 points).
+
+    ``lo`` and ``hi`` are integers (not bools) with min(k) <= lo < hi <= max(k): a window
+    reaching past the indices given would be fitted over fewer than it names, so it raises
+    ValueError instead; ``y`` has one value per index and is positive inside the window."""
     k = np.asarray(k)
+    if np.shape(y) != k.shape:
+        raise ValueError(f"y must hold one value per index of k ({k.size}), got shape {np.shape(y)}")
+    check_int("lo", lo, math.ceil(float(k.min())), math.floor(float(k.max())) - 1)
+    check_int("hi", hi, lo + 1, math.floor(float(k.max())))
     m = (k >= lo) & (k <= hi)
     if m.sum() < 3:
         raise ValueError(f"the window [{lo}, {hi}] holds {int(m.sum())} indices of k; a local slope needs 3")
@@ -375,6 +389,11 @@ PRIMARY_WINDOW = "half_end"
 CLAIM_ALPHA = 0.05 / 2
 
 
+def _check_slope_at(slope, L) -> None:
+    Real().check("slope", slope)          # a finite real: NaN would place a slope nowhere
+    check_int("L", L, 1)
+
+
 def _predicted(predictions: Mapping, model: str, L: int, name: str = PRIMARY_WINDOW) -> dict:
     if not isinstance(predictions, Mapping) or "models" not in predictions:
         raise ArgumentTypeError("predictions must be the dict of results/predictions/front.json (front.predict's)")
@@ -390,10 +409,9 @@ def position(slope: float, L: int, predictions: Mapping, name: str = PRIMARY_WIN
     slopes and h half their separation (level minus front). u = -1 is the front model's
     prediction, u = +1 the level model's. NaN when the front does not predict the lower slope
     (the window cannot tell the models apart)."""
+    _check_slope_at(slope, L)
     pf = _predicted(predictions, "front", L, name)["mean"]
     pl = _predicted(predictions, "level", L, name)["mean"]
-    if not math.isfinite(slope):
-        raise ValueError(f"slope must be finite, got {slope!r}")
     h = (pl - pf) / 2
     return (slope - (pf + pl) / 2) / h if h > 0 else float("nan")
 
@@ -403,9 +421,8 @@ def against_front(slope: float, L: int, predictions: Mapping, name: str = PRIMAR
     (its t interval over the seeds it was made from, as written in the predictions):
     ``"above"`` (the change falls more slowly than the front model predicts, or rises),
     ``"within"``, or ``"below"`` (it falls faster)."""
+    _check_slope_at(slope, L)
     f = _predicted(predictions, "front", L, name)
-    if not math.isfinite(slope):
-        raise ValueError(f"slope must be finite, got {slope!r}")
     return "above" if slope > f["hi"] else "below" if slope < f["lo"] else "within"
 
 
@@ -443,7 +460,18 @@ def prediction_tests(slopes: Mapping, predictions: Mapping, alpha: float = TESTS
     window and model. A prediction whose per-seed values do not vary (the level model's flat
     window) is tested as a constant: a one-sample t interval of the runs."""
     from scipy.stats import ttest_ind
-    cells = [(int(L), w, m) for L, by_w in sorted(slopes.items()) if min(len(v) for v in by_w.values()) >= 3
+    if not isinstance(slopes, Mapping) or not all(isinstance(v, Mapping) and v for v in slopes.values()):
+        raise ArgumentTypeError(f"slopes must be a dict {{L: {{window: [slope of each run]}}}}, got "
+                                f"{type(slopes).__name__} {show(slopes)}")
+    for L, by_w in slopes.items():
+        check_int("slopes' depths", L, 1)
+        missing = [w for w in WINDOWS if w not in by_w]
+        if missing:
+            raise ValueError(f"slopes[{L}] must hold a list of slopes for every window {sorted(WINDOWS)}, "
+                             f"it lacks {missing}")
+        for w in WINDOWS:
+            Array(1, finite=True, what="a list of finite slopes, one per run").check(f"slopes[{L}][{w!r}]", by_w[w])
+    cells = [(int(L), w, m) for L, by_w in sorted(slopes.items()) if min(len(by_w[w]) for w in WINDOWS) >= 3
              for w in WINDOWS for m in MODELS]
     if not cells:
         return []
@@ -478,7 +506,11 @@ def prediction_width(predictions: Mapping, depths=PREDICT_DEPTHS, name: str = PR
 
 def curve_slopes(curve) -> dict:
     """The local slope of a measured omega_k^2 curve (k = 1..L) in each window of :data:`WINDOWS`."""
-    y = np.asarray(curve, dtype=np.float64)
+    try:
+        y = np.asarray(curve, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ArgumentTypeError(f"curve must be a 1-D omega_k^2 curve over k = 1..L (real numbers), got "
+                                f"{type(curve).__name__} {show(curve)}") from None
     if y.ndim != 1 or y.size < 8:
         raise ValueError(f"curve must be a 1-D omega_k^2 curve over k = 1..L with L >= 8, got shape {y.shape}")
     L = y.size

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import json
 import math
+import numbers
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,7 +40,8 @@ import numpy as np
 
 from ..stats import inference as stats
 from ..maths import theory
-from ..checks import ArgumentTypeError, check_int, check_real
+from ..checks import ArgumentTypeError, check_int, check_real, show
+from ..nn.config import ARCH_NAMES
 from ..stats.fit import loglog_slope
 from ..stats.exponents import MAX_K as _MAX_K
 from ..stats.exponents import check_array as _check_array
@@ -53,7 +55,8 @@ __all__ = ["OUTLIER_Z", "DRIFT_MARGIN", "PART", "Sweep", "choose_lr", "choose_lr
            "flag_runs", "final_loss", "at_step", "omega_per_sequence", "gram_at", "rho",
            "convention", "reference_exponent", "curve_exponent", "seed_exponents", "SETTLE_STEPS", "SETTLE_ALPHA", "exponent_path", "Settling", "settling",
            "curvature", "rc_from_gram", "predictions", "prediction_log_errors", "departure",
-           "correlation", "error_shares", "check_sweep", "check_cell", "check_exclude", "check_level", "run_field",
+           "correlation", "error_shares", "check_sweep", "check_cell", "check_exclude", "check_level", "run_field", "record_field", "run_status",
+           "STATUSES",
            "mean_abs_block_corr", "ExponentFit", "TooFewSeeds", "exponent_fit", "compare_exponents"]
 
 #: a run whose final loss lies more than this many scales from its other seeds is an outlier
@@ -101,17 +104,34 @@ def check_level(level):
 
 
 def run_field(r, *path, name="r", run=None):
-    """r[path[0]][path[1]]...: a ValueError naming the run and the missing key when absent."""
+    """r[path[0]][path[1]]...: a ValueError naming the run and the missing field (as a dotted
+    path, ``"run pre_ln_L24_s0: final.val_loss.mean is missing (r has no key 'final')"``) when
+    absent, never a bare KeyError; :class:`ArgumentTypeError` when ``r`` is not a dict."""
     if not isinstance(r, Mapping):
         raise ArgumentTypeError(f"{name} must be a stored run result (a dict), got {type(r).__name__}")
     run = r.get("name", "?") if run is None else run
     v, seen = r, ""
     for key in path:
         if not isinstance(v, Mapping) or key not in v:
-            raise ValueError(f"{name} is not a complete stored run result (run {run}): it lacks "
-                             f"{name}{seen}[{key!r}]")
+            why = (f"{name}{seen} has no key {key!r}" if isinstance(v, Mapping)
+                   else f"{name}{seen} is a {type(v).__name__}, not a dict")
+            raise ValueError(f"run {run}: {'.'.join(map(str, path))} is missing ({why})")
         v, seen = v[key], seen + f"[{key!r}]"
     return v
+
+
+def record_field(r, dotted: str, name: str = "r", run=None):
+    """The field of a stored record at a dotted path (``record_field(r, "final.val_loss.mean")``
+    is ``r["final"]["val_loss"]["mean"]``), or a one-line ValueError naming the run and the
+    field when any key on the way is missing (:func:`run_field`)."""
+    if not isinstance(dotted, str) or not dotted.strip():
+        raise ArgumentTypeError(f"dotted must be a field's dotted path (a non-empty str), got {show(dotted)}")
+    return run_field(r, *dotted.split("."), name=name, run=run)
+
+
+def _sweep_name(sweep) -> str:
+    spec = sweep.spec if isinstance(sweep.spec, Mapping) else {}
+    return str(spec.get("out", "?"))
 
 
 @dataclass
@@ -137,7 +157,39 @@ class Sweep:
     def archs(self) -> list:
         return list(self.spec["archs"])
 
+    @property
+    def name(self) -> str:
+        """The sweep's output folder name (its ``out``), for messages."""
+        return _sweep_name(self)
+
+    def check_arch(self, arch, name: str = "arch") -> str:
+        """``arch`` if it is a placement of the registry (:data:`resdecay_lib.nn.config.ARCH_NAMES`)
+        that this sweep trained; :class:`ArgumentTypeError` for a non-str, ValueError listing
+        the valid names otherwise (a typo is not a placement without runs). ``name``: the
+        parameter the messages name."""
+        if not isinstance(arch, str):
+            raise ArgumentTypeError(f"{name} must be one of {sorted(ARCH_NAMES)} (a placement's name), got "
+                                    f"{type(arch).__name__} {show(arch)}")
+        if arch not in ARCH_NAMES:
+            raise ValueError(f"{name} must be one of {sorted(ARCH_NAMES)}, got {arch!r}")
+        if arch not in self.spec["archs"]:
+            raise ValueError(f"{name} {arch!r} was not trained in sweep {self.name}: this sweep's placements "
+                             f"{sorted(self.archs)}")
+        return arch
+
+    def check_depth(self, arch, L) -> int:
+        """``L`` if it is an integer on the sweep's grid of depths for ``arch``:
+        :class:`ArgumentTypeError` for a non-integer (a float, a str, a bool), ValueError
+        listing the grid for an integer off it."""
+        self.check_arch(arch)
+        check_int("L", L, 1)
+        grid = self.depths(arch)
+        if L not in grid:
+            raise ValueError(f"L must be one of the depths {grid} of {arch} in sweep {self.name}, got {L}")
+        return L
+
     def depths(self, arch: str) -> list:
+        self.check_arch(arch)
         return sorted(self.spec["depths"][arch])
 
     @property
@@ -149,11 +201,18 @@ class Sweep:
         return list(self.spec["plan"]["measure_steps"])
 
     def cell(self, arch: str, L: int, exclude=()) -> list:
-        """The stored runs of (arch, L), seed order, without the names in ``exclude``."""
+        """The stored runs of (arch, L), seed order, without the names in ``exclude``; ``[]``
+        when none of the cell is stored. ``arch`` must be a placement the sweep trained and
+        ``L`` one of its depths (:meth:`check_depth`): a typo raises instead of reading as a
+        cell whose runs are missing."""
+        self.check_depth(arch, L)
+        check_exclude(exclude)
         return [self.runs[(arch, L, s)] for s in self.seeds
                 if (arch, L, s) in self.runs and self.runs[(arch, L, s)]["name"] not in exclude]
 
     def complete(self, arch: str, L: int) -> bool:
+        """Whether every seed of (arch, L) is stored (``arch``, ``L`` checked as by :meth:`cell`)."""
+        self.check_depth(arch, L)
         return all((arch, L, s) in self.runs for s in self.seeds)
 
     def deepest(self, arch: str, exclude=(), min_seeds: int = 3, min_depth: int = 4):
@@ -164,13 +223,14 @@ class Sweep:
         check_int("min_seeds", min_seeds, 1)
         check_int("min_depth", min_depth, 1)
         ok = [L for L in self.depths(arch) if L >= min_depth
-              and sum(r["status"] == "ok" for r in self.cell(arch, L, exclude)) >= min_seeds]
+              and sum(run_field(r, "status") == "ok" for r in self.cell(arch, L, exclude)) >= min_seeds]
         return max(ok, default=None)
 
     def losses(self, arch: str, fn, exclude=()) -> dict:
         """``{depth: [fn(run) per seed]}`` over the depths whose cell is complete, holds no
         run named in ``exclude`` and gives a finite ``fn`` for every seed (seed order, so
         the seeds pair across depths): the rungs of the depth ladder."""
+        check_exclude(exclude)
         out = {}
         for L in self.depths(arch):
             cell = self.cell(arch, L)
@@ -202,8 +262,8 @@ def choose_lr(pilot_spec, root=".") -> dict:
             if cfg.arch != a or not p.exists():
                 continue
             r = json.loads(p.read_text())
-            ok = r["status"] == "ok" and not r["convergence"]["diverged"]
-            losses[cfg.lr] = r["final"]["val_loss"]["mean"] if ok else None
+            ok = run_status(r) == "ok" and not run_field(r, "convergence", "diverged")
+            losses[cfg.lr] = run_field(r, "final", "val_loss", "mean") if ok else None
         cands = {lr: v for lr, v in losses.items() if v is not None and math.isfinite(v)}
         if not cands:
             raise ValueError(f"the pilot has no finished, non-diverged run of {a}")
@@ -236,13 +296,33 @@ def choose_lr_two_stage(short_pilot, long_pilot, root=".") -> dict:
 
 # ----------------------------------------------------------------------------- flags
 
+#: the statuses a stored run result has (resdecay_lib.training.runs): finished, stopped by a
+#: non-finite loss, or stopped early on purpose
+STATUSES = ("ok", "non_finite", "partial")
+
+
+def run_status(r) -> str:
+    """The status of a stored run result, one of :data:`STATUSES`; ValueError naming the run
+    and the field when it is missing or anything else (None, a number, a misspelling)."""
+    status = run_field(r, "status")
+    if not isinstance(status, str) or status not in STATUSES:
+        raise ValueError(f"run {r.get('name', '?')}: status (r['status']) must be one of {list(STATUSES)}, "
+                         f"got {show(status)}")
+    return status
+
+
 def final_loss(r: dict) -> float:
-    """Final validation loss (nats/char); NaN for a run that did not finish."""
-    if run_field(r, "status") == "ok":
-        run_field(r, "final", "val_loss", "mean")
-    if r["status"] != "ok":
+    """Final validation loss (nats/char); NaN for a run that did not finish (its status is not
+    "ok": the documented "no loss", which every fit and flag reads as such). A record without a
+    valid status, or a finished one without a finite ``final.val_loss.mean``, raises ValueError
+    naming the run and the field."""
+    if run_status(r) != "ok":
         return float("nan")
-    return float(r["final"]["val_loss"]["mean"])
+    v = run_field(r, "final", "val_loss", "mean")
+    if isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(v):
+        raise ValueError(f"run {r.get('name', '?')}: final.val_loss.mean must be a finite number for a "
+                         f"finished run, got {show(v)}")
+    return float(v)
 
 
 def flag_runs(sweep: Sweep, z: float = OUTLIER_Z) -> dict:
@@ -263,13 +343,14 @@ def flag_runs(sweep: Sweep, z: float = OUTLIER_Z) -> dict:
             cell = sweep.cell(a, L)
             for r in cell:
                 why = []
-                if r["status"] != "ok" or r["convergence"]["diverged"]:
-                    why.append("diverged" + (f" (non-finite loss at step {r['failed_step']})"
-                                             if r["status"] == "non_finite" else ""))
+                status = run_status(r)
+                if status != "ok" or run_field(r, "convergence", "diverged"):
+                    why.append("diverged" + (f" (non-finite loss at step {run_field(r, 'failed_step')})"
+                                             if status == "non_finite" else ""))
                 else:
-                    if not r["convergence"]["met"]:
+                    if not run_field(r, "convergence", "met"):
                         why.append(f"not converged (last-fifth improvement "
-                                   f"{r['convergence']['improvement']:.1%})")
+                                   f"{run_field(r, 'convergence', 'improvement'):.1%})")
                     others = [final_loss(o) for o in cell if o is not r]
                     others = [x for x in others if math.isfinite(x)]
                     if len(others) >= 2:
@@ -290,11 +371,11 @@ def at_step(r: dict, step: int) -> dict:
     if not isinstance(run_field(r, "checkpoints"), list):
         raise ValueError(f"r (run {r['name']}) is not a stored run result: r['checkpoints'] is not a list")
     check_int("step", step, 0)
-    for c in r["checkpoints"]:
-        if c["step"] == step:
+    steps = [run_field(c, "step", name=f"r['checkpoints'][{i}]", run=r["name"]) for i, c in enumerate(r["checkpoints"])]
+    for c, s in zip(r["checkpoints"], steps):
+        if s == step:
             return c
-    raise KeyError(f"run {r['name']} has no checkpoint at step {step}; it has "
-                   f"{[c['step'] for c in r['checkpoints']]}")
+    raise ValueError(f"step must be a step run {r['name']} has a checkpoint at ({steps}), got {step}")
 
 
 def omega_per_sequence(r: dict, step: int) -> np.ndarray:
@@ -329,7 +410,7 @@ def seed_exponents(sweep: Sweep, arch: str, L: int, step: int, k_min: int = 2,
     check_int("k_min", k_min, 1, max(L - 1, 1))
     check_exclude(exclude)
     return np.array([curve_exponent(omega_per_sequence(r, step).mean(0), k_min)
-                     for r in sweep.cell(arch, L, exclude) if r["status"] == "ok"])
+                     for r in sweep.cell(arch, L, exclude) if run_status(r) == "ok"])
 
 
 def _check_steps(sweep, steps, n):
@@ -611,7 +692,7 @@ def exponent_fit(sweep: Sweep, arch: str, L: int, step: int, k_min: int = 2, exc
     check_int("k_min", k_min, 1, max(L - 2, 1))
     check_exclude(exclude)
     check_level(level)
-    cell = [r for r in sweep.cell(arch, L, exclude) if r["status"] == "ok"]
+    cell = [r for r in sweep.cell(arch, L, exclude) if run_status(r) == "ok"]
     if len(cell) < 3:
         raise TooFewSeeds(f"{arch} at L = {L} has {len(cell)} kept seeds; an interval needs 3")
     curves = np.array([omega_per_sequence(r, step).mean(0) for r in cell])

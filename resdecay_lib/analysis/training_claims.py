@@ -17,15 +17,22 @@ Declared with the rules, before seeds 3-4 were read:
 * an interval over seeds needs 3 seeds: with fewer, the statistic is NaN and the ledger says
   the data cannot tell (the held-out set's two seeds give no t interval, so its column shows
   where it has no power).
+
+NaN is that answer only: a sweep with no stored run at all, or whose Pre-LN runs at
+:data:`TRAINED_L` all failed (none finished, or for the exponents none converged), is refused
+with a ValueError naming the sweep and what it lacks, since its NaN would read as "the data
+cannot tell" where there are no data (a wrong folder, a crashed sweep).
 """
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 
 import numpy as np
 
 from ..book import evidence as E
 from . import depth_analysis, training_analysis as R
+from ..checks import check_items
 from ..stats import inference as stats
 
 __all__ = ["TRAINED_L", "LADDER_LR", "DEPTH_MIN", "exponent_evidence", "cost_evidence", "depth_points"]
@@ -63,6 +70,12 @@ def exponent_evidence(sweep: R.Sweep) -> dict:
     and at the end (L = :data:`TRAINED_L`, k = 2..L, t intervals over the kept seeds, with the
     fit-start shifts and matched references), the order-free split of the exponent shift, the
     block-variance exponent, and the worst deep Pre-LN loss (every run)."""
+    _check_not_empty(sweep)
+    converged = [r for r in sweep.cell("pre_ln", TRAINED_L) if R.run_status(r) == "ok"
+                 and not R.run_field(r, "convergence", "diverged") and R.run_field(r, "convergence", "met")]
+    if not converged:
+        raise ValueError(f"sweep {sweep.name} has no converged run of pre_ln at L = {TRAINED_L} "
+                         f"({_stored(sweep)}): no exponent to fit, which is not too few seeds")
     flags = R.flag_runs(sweep)
     excluded = set(flags)
     final = sweep.measure_steps[-1]
@@ -70,7 +83,7 @@ def exponent_evidence(sweep: R.Sweep) -> dict:
     out = {}
     deep = [R.final_loss(r) for d in sweep.depths("pre_ln") if d >= DEPTH_MIN for r in sweep.cell("pre_ln", d)]
     out[E.PRE_LN_WORST_LOSS_DEEP] = {"value": max(deep) if deep else NAN}
-    cell = [r for r in sweep.cell("pre_ln", L, excluded) if r["status"] == "ok"]
+    cell = [r for r in sweep.cell("pre_ln", L, excluded) if R.run_status(r) == "ok"]
     n = len(cell)
     out[E.EXP_N_SEEDS] = {"value": float(n)}
     out[E.EXP_T_DF] = {"value": float(n - 1) if n >= 3 else NAN}
@@ -102,15 +115,36 @@ def exponent_evidence(sweep: R.Sweep) -> dict:
     return out
 
 
+def _check_not_empty(sweep) -> None:
+    R.check_sweep(sweep)
+    if not sweep.runs:
+        raise ValueError(f"sweep {sweep.name} (seeds {sweep.seeds}) holds no stored run: no evidence can be "
+                         f"computed (was it loaded from the folder that holds its results/?)")
+
+
+def _stored(sweep) -> str:
+    cell = [r for s in sweep.seeds if (r := sweep.runs.get(("pre_ln", TRAINED_L, s))) is not None]
+    return ("none of its seeds is stored there" if not cell else
+            "stored: " + ", ".join(f"{R.run_field(r, 'name')} {R.run_status(r)}" for r in cell))
+
+
+def _check_deep_runs(deep_runs) -> list:
+    return check_items("deep_runs", deep_runs, Mapping, "a stored run result (a dict)")
+
+
 def depth_points(sweep: R.Sweep, deep_runs=()) -> list[tuple[int, float, str]]:
     """(depth, final loss, run name) of every finished Pre-LN run at depth >= :data:`DEPTH_MIN`
     trained at :data:`LADDER_LR`: the sweep's, then ``deep_runs`` (stored run dicts of deeper
     Pre-LN runs) whose seed is one of the sweep's."""
+    R.check_sweep(sweep)
+    deep_runs = _check_deep_runs(deep_runs)
     pts = []
     runs = [r for d in sweep.depths("pre_ln") if d >= DEPTH_MIN for r in sweep.cell("pre_ln", d)]
-    runs += [r for r in deep_runs if r["seed"] in sweep.seeds and r["config"]["arch"] == "pre_ln"]
+    runs += [r for r in deep_runs if R.run_field(r, "seed", name="deep_runs[]") in sweep.seeds
+             and R.run_field(r, "config", "arch", name="deep_runs[]") == "pre_ln"]
     for r in runs:
-        if r["status"] == "ok" and math.isclose(r["config"]["lr"], LADDER_LR) and r["config"]["n_layer"] >= DEPTH_MIN:
+        if R.run_status(r) == "ok" and math.isclose(R.run_field(r, "config", "lr"), LADDER_LR) \
+                and R.run_field(r, "config", "n_layer") >= DEPTH_MIN:
             pts.append((int(r["config"]["n_layer"]), R.final_loss(r), r["name"]))
     return pts
 
@@ -122,9 +156,14 @@ def cost_evidence(sweep: R.Sweep, deep_runs=()) -> dict:
     :func:`depth_points` (``deep_runs`` included) and the fixes' gaps at equal depths, each at
     1 - 0.05/4 (claim-depth-cost's family of four)."""
     from ..book.ledger import GAP_FIXES
+    _check_not_empty(sweep)
+    _check_deep_runs(deep_runs)
     out = {}
     final = sweep.measure_steps[-1]
-    cell = [r for r in sweep.cell("pre_ln", TRAINED_L) if r["status"] == "ok"]
+    cell = [r for r in sweep.cell("pre_ln", TRAINED_L) if R.run_status(r) == "ok"]
+    if not cell:
+        raise ValueError(f"sweep {sweep.name} has no finished run of pre_ln at L = {TRAINED_L} "
+                         f"({_stored(sweep)}): no removal cost to read, which is not too few seeds")
     logs = [math.log(R.half_ratio(depth_analysis.ablation(r)[0])) for r in cell]
     if len(logs) >= 3:
         iv = stats.t_interval(logs, 0.95)

@@ -46,7 +46,7 @@ import numpy as np
 import torch
 import torch.nn as nn
 
-from ..checks import ArgumentTypeError, Instance, Int, accepts
+from ..checks import ArgumentTypeError, Instance, Int, accepts, check_int, show
 
 #: the domains of parameters that several functions here share, declared once
 _MODULE = Instance(nn.Module, "a torch.nn.Module")
@@ -386,6 +386,27 @@ def batches(inputs, batch_size: int):
 
 # ----------------------------------------------------------------------------- patching
 
+def _check_patch_blocks(blocks) -> int:
+    if isinstance(blocks, nn.Module) and not isinstance(blocks, nn.ModuleList) or isinstance(blocks, (str, bytes)) \
+            or not hasattr(blocks, "__len__") or not hasattr(blocks, "__getitem__"):
+        raise ArgumentTypeError(f"blocks must be a list of modules (a model's blocks), got {type(blocks).__name__}")
+    if len(blocks) == 0:
+        raise ValueError("blocks must hold at least one module")
+    return len(blocks)
+
+
+def _check_index(name: str, j, n: int) -> None:
+    """One block index of ``name`` (removed, replay, formats): an integer in [0, n - 1]."""
+    try:
+        check_int("index", j, 0, n - 1)
+    except ArgumentTypeError:
+        raise ArgumentTypeError(f"{name} must hold block indices, integers in [0, {n - 1}], got "
+                                f"{type(j).__name__} {show(j)}") from None
+    except ValueError:
+        raise ValueError(f"{name} must hold block indices in [0, {n - 1}] (the {n} blocks, counted from 0), "
+                         f"got {show(j)}") from None
+
+
 @contextmanager
 def patched_blocks(blocks, removed=(), replay=None, formats=None):
     """For one ``with``: the blocks at the 0-based indices ``removed`` return their input, those
@@ -394,8 +415,25 @@ def patched_blocks(blocks, removed=(), replay=None, formats=None):
     ``formats`` {index: tuple or None}: the rest of a removed block's output after the hidden
     state (None or absent: the block returns a bare tensor). A block's input is its first
     positional argument or its ``hidden_states`` keyword (Hugging Face layers).
+
+    Every index (of ``removed``, and every key of ``replay`` and ``formats``) must be an
+    integer (not a bool) in [0, len(blocks) - 1]: a negative index would patch a block counted
+    from the end, so it raises ValueError naming the argument before any block is patched
+    (:class:`ArgumentTypeError` for a non-integer, or for ``removed`` not a collection).
     """
+    n = _check_patch_blocks(blocks)
+    if isinstance(removed, (str, bytes, Mapping)) or not hasattr(removed, "__iter__"):
+        raise ArgumentTypeError(f"removed must be a collection of block indices (a set or list of integers), "
+                                f"got {type(removed).__name__} {show(removed)}")
+    removed = list(removed)
+    for name, value in (("replay", replay), ("formats", formats)):
+        if value is not None and not isinstance(value, Mapping):
+            raise ArgumentTypeError(f"{name} must be a dict {{block index: ...}}, got {type(value).__name__} "
+                                    f"{show(value)}")
     replay, formats = replay or {}, formats or {}
+    for name, indices in (("removed", removed), ("replay", list(replay)), ("formats", list(formats))):
+        for j in indices:
+            _check_index(name, j, n)
     saved = {}
 
     def identity(j):

@@ -57,7 +57,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from ..checks import Instance, Int, OneOf, Real, Tensor, Text, accepts, check_fields, declare
+from ..checks import (ArgumentTypeError, Instance, Int, OneOf, Real, Tensor, Text, accepts, check_fields,
+                      check_int, declare, show)
 from .config import ARCH_NAMES, MAX_PARAMS, MAX_SIZES, GPTConfig, validate_config  # noqa: F401 (the model's names)
 from .device import resolve_device
 
@@ -115,6 +116,21 @@ def _ln(cfg):
 #                 not accumulate block outputs (Chapter 6 checks that exactly these escape the
 #                 decay at initialisation)
 
+def check_block_args(cfg, layer_idx) -> None:
+    """What every block's constructor takes: ``cfg`` a valid :class:`GPTConfig` (its fields are
+    checked again here, since a dataclass's fields can be changed after it was made: a NaN
+    DeepNorm alpha or a Mix-LN fraction outside [0, 1] set later raises, naming the field) and
+    ``layer_idx`` the block's 0-based layer in the model, an integer in [0, cfg.n_layer - 1]
+    (LayerNorm-Scaling scales by it, Mix-LN chooses its equation by it). Raises
+    :class:`~resdecay_lib.checks.ArgumentTypeError` for a wrong kind, ``ValueError`` for a value
+    outside its range, in one line naming the parameter."""
+    if not isinstance(cfg, GPTConfig):
+        raise ArgumentTypeError(f"cfg must be a GPTConfig (resdecay_lib.nn.config), got {type(cfg).__name__} "
+                                f"{show(cfg)}")
+    validate_config(cfg)
+    check_int("layer_idx", layer_idx, 0, cfg.n_layer - 1)
+
+
 class Block(nn.Module):
     """Base: the two sublayers, and the identity point between them (sublayer granularity)."""
     stream_width = 1
@@ -123,6 +139,7 @@ class Block(nn.Module):
 
     def __init__(self, cfg: "GPTConfig", layer_idx: int):
         super().__init__()
+        check_block_args(cfg, layer_idx)
         self.layer_idx = layer_idx
         self.attn = CausalSelfAttention(cfg)
         self.mlp = MLP(cfg)

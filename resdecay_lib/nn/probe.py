@@ -221,13 +221,13 @@ _gram_of = gram          # the function, for exponent, whose argument of that na
 class Exponent:
     """The fitted exponent of the per-layer change, omega_k^2 ~ k^exponent over
     k = k_min..k_max, with its percentile bootstrap interval [lo, hi] at ``level`` over
-    sequences, and the theorem's exponent over the same range in the same index
-    ``convention`` (``reference``). ``rho``: the embedding-to-block variance ratio that chose
+    sequences (None, both, for one sequence: nothing to resample), and the theorem's exponent
+    over the same range in the same index ``convention`` (``reference``). ``rho``: the embedding-to-block variance ratio that chose
     the convention (None when the convention was given). ``fit``: the
     :class:`~resdecay_lib.stats.fit.PowerLawFit` (its ``interval(level)`` reads other levels)."""
     exponent: float
-    lo: float
-    hi: float
+    lo: float | None
+    hi: float | None
     level: float
     reference: float
     convention: str
@@ -241,7 +241,7 @@ class Exponent:
     @property
     def reading(self) -> str:
         """Where the theorem's exponent lies against the interval, in words."""
-        if not (math.isfinite(self.lo) and math.isfinite(self.hi)):
+        if self.lo is None or self.hi is None:
             return "no interval (one sequence): the data cannot tell"
         if self.lo <= self.reference <= self.hi:
             return "consistent with the theorem (its exponent lies inside the interval)"
@@ -251,7 +251,7 @@ class Exponent:
 
     def __str__(self):
         iv = (f" [{self.lo:.3f}, {self.hi:.3f}] ({self.level:.0%} bootstrap over {self.n_sequences} sequences)"
-              if math.isfinite(self.lo) and math.isfinite(self.hi) else "")
+              if self.lo is not None and self.hi is not None else "")
         why = f", rho = {self.rho:.2f}" if self.rho is not None else ""
         return (f"exponent {self.exponent:.3f}{iv} over k = {self.k_min}..{self.k_max}; the theorem's "
                 f"{self.reference:.3f} ({self.convention} convention{why}): {self.reading}")
@@ -313,7 +313,8 @@ def exponent(change: LayerChange, k_min: int = 2, k_max: int | None = None, leve
                          "the embedding as one summand (the theorem at k + 1), False is the seed's convention")
     f = fit.power_law(k, per, k_min=k_min, k_max=k_max, n_boot=n_boot, level=level, seed=seed)
     ref = exponents.reference_exponent(f.k_min, f.k_max, embedding_counted)
-    return Exponent(exponent=float(f.exponent), lo=float(f.lo), hi=float(f.hi), level=float(level),
+    return Exponent(exponent=float(f.exponent), lo=None if f.lo is None else float(f.lo),
+                    hi=None if f.hi is None else float(f.hi), level=float(level),
                     reference=float(ref), convention="embedding-counted" if embedding_counted else "seed",
                     embedding_counted=bool(embedding_counted), rho=rho, k_min=f.k_min, k_max=f.k_max,
                     n_sequences=int(per.shape[0]), fit=f)

@@ -10,6 +10,12 @@ groups -- e.g. seeds -- with replacement, then the rows within each drawn group)
 and refits; the interval is the (alpha/2, 1 - alpha/2) percentile of the refitted
 exponents. A replicate whose mean curve is not positive somewhere has no logarithm and is
 dropped; ``n_dropped`` counts them (the interval is over the others).
+
+No interval: a single curve ([K], or [1, K]) has nothing to resample. Its fit gives the
+exponent alone with an explicit "no interval" (``lo``, ``hi`` and ``boot_se`` None,
+``n_boot`` 0 whatever was asked, ``has_interval`` False, ``no_interval`` saying why), never
+NaN; ``groups`` for such a curve raises ValueError (the book's theory curves are fitted this
+way, for their exponent alone).
 :meth:`PowerLawFit.interval` reads the same replicates at another level, so a corrected
 interval needs no second bootstrap. The bootstrap generator is seeded (``seed=0`` by default), so a fit is
 reproducible. Resampling whole rows keeps the correlation across k inside a sequence.
@@ -31,16 +37,17 @@ __all__ = ["PowerLawFit", "power_law", "loglog_slope"]
 class PowerLawFit:
     """y(k) ~ prefactor * k**exponent over k_min..k_max.
 
-    ``lo``, ``hi``: percentile bootstrap interval of the exponent at ``level`` (NaN when
-    fitted to a single curve, which has nothing to resample). ``boot_se``: standard
-    deviation of the bootstrap exponents. ``n_dropped``: replicates dropped (a non-positive
-    mean curve); ``slopes``: the kept replicates' exponents, for :meth:`interval`.
+    ``lo``, ``hi``: percentile bootstrap interval of the exponent at ``level``; None when
+    fitted to a single curve, which has nothing to resample (``no_interval`` says so, and
+    ``n_boot`` is 0). ``boot_se``: standard deviation of the bootstrap exponents (None
+    likewise). ``n_dropped``: replicates dropped (a non-positive mean curve); ``slopes``: the
+    kept replicates' exponents, for :meth:`interval`.
     """
     exponent: float
     prefactor: float
-    lo: float
-    hi: float
-    boot_se: float
+    lo: float | None
+    hi: float | None
+    boot_se: float | None
     k_min: int
     k_max: int
     n_points: int
@@ -50,6 +57,13 @@ class PowerLawFit:
     level: float
     n_dropped: int = 0
     slopes: np.ndarray | None = field(default=None, repr=False, compare=False)
+    #: why the fit has no interval ("" when it has one)
+    no_interval: str = ""
+
+    @property
+    def has_interval(self) -> bool:
+        """Whether ``lo``, ``hi`` and ``boot_se`` hold a bootstrap interval."""
+        return self.lo is not None
 
     @property
     def estimate(self) -> float:
@@ -108,6 +122,10 @@ def _slopes(lk, ly):
     return (ly - ly.mean(-1, keepdims=True)) @ lkc / (lkc @ lkc)
 
 
+#: why a single curve has no interval
+ONE_CURVE = "one curve: nothing to resample (pass per-sample curves [S, K], S >= 2, for an interval)"
+
+
 def power_law(k, y, k_min=None, k_max=None, groups=None, n_boot: int = 1000,
               level: float = 0.95, seed: int = 0) -> PowerLawFit:
     """Fit y ~ A k^p over ``k_min <= k <= k_max`` with a bootstrap interval for p.
@@ -115,13 +133,16 @@ def power_law(k, y, k_min=None, k_max=None, groups=None, n_boot: int = 1000,
     Parameters
     ----------
     k : 1-D array of K positive indices (e.g. ``LayerChange.k``).
-    y : array [K] (one curve: no interval) or [S, K] (per-sample curves, e.g.
-        ``LayerChange.per_sequence["omega_sq"]`` stacked over seeds).
+    y : array [K] (one curve: no interval, see the module docstring) or [S, K] (per-sample
+        curves, e.g. ``LayerChange.per_sequence["omega_sq"]`` stacked over seeds; S = 1 is
+        one curve too).
     k_min, k_max : fit range (inclusive), default the whole of ``k``; it must hold at
         least 3 indices and the mean curve must be positive there.
     groups : optional [S] labels (e.g. the seed of each row): two-stage bootstrap, groups
         then rows within groups.
-    n_boot, level, seed : replicates, interval level, bootstrap generator seed.
+    n_boot, level, seed : replicates, interval level, bootstrap generator seed. One curve has
+        nothing to resample: its fit has no interval, ``n_boot`` 0 and ``no_interval`` says
+        why, whatever ``n_boot`` asked for; ``groups`` for one curve raises ValueError.
 
     >>> k = np.arange(1, 11); rng = np.random.default_rng(0)
     >>> y = k ** -1.0 * np.exp(0.05 * rng.standard_normal((40, 10)))
@@ -173,9 +194,16 @@ def power_law(k, y, k_min=None, k_max=None, groups=None, n_boot: int = 1000,
     slope, icpt = loglog_slope(ks, mean)
     S = ys.shape[0]
     n_groups = 1
-    lo = hi = se = float("nan")
+    lo = hi = se = None
     slopes, n_dropped = None, 0
-    if resample and S >= 2:
+    why = ""
+    if not resample or S < 2:
+        what = "one curve [K]" if not resample else "one sample (a [1, K] array)"
+        if groups is not None:
+            raise ValueError(f"groups cannot be resampled: y is {what}; pass per-sample curves [S, K] with one "
+                             f"group label per row")
+        why = ONE_CURVE
+    else:
         rng = np.random.default_rng(seed)
         lk = np.log(ks)
         if groups is None:
@@ -195,11 +223,15 @@ def power_law(k, y, k_min=None, k_max=None, groups=None, n_boot: int = 1000,
                 means[b] = ys[np.concatenate(rows)].mean(0)
         ok = np.all(means > 0, axis=1)  # a replicate with a non-positive mean has no log
         n_dropped = int((~ok).sum())
+        if n_dropped > n_boot - 2:
+            raise ValueError(f"{n_dropped} of the n_boot={int(n_boot)} bootstrap replicates have a mean curve that is "
+                             f"not positive somewhere in the fit range: too few are left for an interval (y is "
+                             f"negative too often there for a power law's bootstrap)")
         slopes = _slopes(lk, np.log(means[ok]))
         a = (1 - level) / 2
         lo, hi = (float(v) for v in np.quantile(slopes, [a, 1 - a]))
         se = float(slopes.std(ddof=1))
     return PowerLawFit(exponent=slope, prefactor=float(np.exp(icpt)), lo=lo, hi=hi, boot_se=se,
                        k_min=int(ks.min()), k_max=int(ks.max()), n_points=int(sel.sum()),
-                       n_samples=S, n_groups=n_groups, n_boot=int(n_boot) if resample else 0,
-                       level=float(level), n_dropped=n_dropped, slopes=slopes)
+                       n_samples=S, n_groups=n_groups, n_boot=0 if why else int(n_boot),
+                       level=float(level), n_dropped=n_dropped, slopes=slopes, no_interval=why)
