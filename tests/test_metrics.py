@@ -100,29 +100,13 @@ def test_layer_change_repr_is_one_line_with_depth_sequences_and_the_omega_range(
     assert f"{ch.omega_sq.min():.3g} to {ch.omega_sq.max():.3g} over k = 1..6" in text
 
 
-def test_layer_change_to_dict_is_json_ready_and_to_frame_builds_a_frame_indexed_by_k(monkeypatch):
+def test_layer_change_to_dict_is_json_ready_with_one_entry_per_k():
     import json
-    import sys
-    import types
     ch = layer_change(residual_stream(_zoo(L=4), idx(B=3, T=8)))
     d = json.loads(json.dumps(ch.to_dict()))
     assert d["k"] == [1, 2, 3, 4] and d["n_sequences"] == 3 and d["n_tokens"] == 24
     assert d["omega_sq"] == ch.omega_sq.tolist() and d["norm_se"] == ch.norm_se.tolist()
     assert set(d) == {"k", "n_sequences", "n_tokens"} | set(ch.METRICS) | {m + "_se" for m in ch.METRICS}
-
-    class Frame(dict):                         # pandas' DataFrame, as far as to_frame uses it
-        attrs: dict
-
-        def set_index(self, key):
-            self.index, self.attrs = self.pop(key), {}
-            return self
-    monkeypatch.setitem(sys.modules, "pandas", types.SimpleNamespace(DataFrame=Frame))
-    frame = ch.to_frame()
-    assert frame.index == [1, 2, 3, 4] and frame["omega_sq"] == d["omega_sq"]
-    assert frame.attrs == {"n_sequences": 3, "n_tokens": 24}
-    monkeypatch.setitem(sys.modules, "pandas", None)       # not installed
-    with pytest.raises(ImportError, match="pip install pandas"):
-        ch.to_frame()
 
 
 # ----------------------------------------------------------------------------- the Gram matrix of the summands

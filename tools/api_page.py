@@ -36,7 +36,7 @@ HEAD = """# Appendix: the API for measuring your own model
 This page is generated from the library's docstrings (`tools/api_page.py`; a test fails when it
 is stale). It lists the calls a measurement makes, in the order it makes them: load a model and
 its residual blocks, capture the stream, measure each block's change, fit its exponent against
-the theorem's over the same range and convention. The README's *Measuring your own model* shows
+the theorem's over the same range and convention. The README's quick start shows
 them together; every other module is documented in its own docstrings, and
 `resdecay_lib/__init__.py` maps the layers.
 """
@@ -47,6 +47,21 @@ def _signature(obj) -> str:
         return str(inspect.signature(obj))
     except (TypeError, ValueError):
         return "(...)"
+
+
+def _split(doc: str) -> tuple[str, str]:
+    """A docstring's prose and its doctest examples (the ``>>>`` lines, their ``...``
+    continuations and expected outputs), each as text; the examples run as they stand."""
+    prose, examples, in_example = [], [], False
+    for line in doc.splitlines():
+        stripped = line.strip()
+        if stripped.startswith(">>>"):
+            in_example = True
+        elif in_example and not stripped:
+            in_example = False
+        (examples if in_example else prose).append(line)
+    return "\n".join(prose).rstrip(), "\n".join(l.strip() if l.strip().startswith((">>>", "...")) else l
+                                                    for l in examples).strip()
 
 
 def page() -> str:
@@ -62,7 +77,11 @@ def page() -> str:
             obj = getattr(mod, name)
             kind = "class" if inspect.isclass(obj) else "def"
             doc = inspect.getdoc(obj) or "(no docstring)"
-            out.append(f"\n### `{name}`\n\n```python\n{kind} {name}{_signature(obj)}\n```\n\n```text\n{doc}\n```\n")
+            prose, examples = _split(doc)
+            out.append(f"\n### `{name}`\n\n```text\n{kind} {name}{_signature(obj)}\n```\n\n```text\n{prose}\n```\n")
+            if examples:
+                # the docstring's doctest, as a block a reader can run (tests/test_api_page.py runs it)
+                out.append(f"\nExample (`{modname}`):\n\n```python\n{examples}\n```\n")
     return "".join(out)
 
 

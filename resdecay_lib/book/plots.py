@@ -323,9 +323,12 @@ def data_digest(fig, digits: int = DIGEST_DIGITS) -> str:
 
 
 @accepts(fig=_FIG)
-def glue_figure(name: str, fig, digits: int = DIGEST_DIGITS) -> str:
+def glue_figure(name: str, fig, digits: int = DIGEST_DIGITS) -> None:
     """Glue ``fig`` under ``name`` (myst-nb, not displayed), glue its :func:`data_digest` under
-    ``name + "-data"`` (the text nbval compares), close the figure, and return the digest."""
+    ``name + "-data"`` (the text nbval compares; not displayed either), and close the figure.
+
+    It returns nothing, so a cell that ends with it shows no machinery in the book: the digest
+    is compared as a stored glue record, never printed (``data_digest(fig)`` gives it)."""
     from myst_nb import glue
     if not isinstance(name, str) or not name:
         raise ValueError(f"name must be a figure label, got {name!r}")
@@ -333,7 +336,6 @@ def glue_figure(name: str, fig, digits: int = DIGEST_DIGITS) -> str:
     glue(name, fig, display=False)
     glue(name + "-data", digest, display=False)
     close(fig)
-    return digest
 
 
 def init_curves(blk: dict, sub: dict, theory: dict, dual=None):

@@ -123,20 +123,6 @@ class LayerChange:
         out["n_sequences"], out["n_tokens"] = int(self.n_sequences), int(self.n_tokens)
         return out
 
-    def to_frame(self):
-        """A pandas DataFrame indexed by k with one column per metric and its ``_se``
-        (``n_sequences`` and ``n_tokens`` in ``.attrs``). Needs pandas (not a dependency)."""
-        try:
-            import pandas as pd
-        except ImportError:
-            raise ImportError("LayerChange.to_frame needs pandas (pip install pandas); "
-                              "to_dict() gives the same table as plain lists") from None
-        d = self.to_dict()
-        meta = {"n_sequences": d.pop("n_sequences"), "n_tokens": d.pop("n_tokens")}
-        frame = pd.DataFrame(d).set_index("k")
-        frame.attrs.update(meta)
-        return frame
-
 
 @accepts(eps=Real(0))
 def layer_change(stream: torch.Tensor, mask=None, eps: float = LN_EPS) -> LayerChange:
