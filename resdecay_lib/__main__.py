@@ -21,6 +21,11 @@ COMMAND_MODULES: tuple[str, ...] = ("training.data", "training.runs", "training.
 #: the console script's name ([project.scripts] in pyproject.toml)
 SCRIPT = "resdecay"
 
+#: commands whose work reads the prepared corpus from the cache: the cache folder and the
+#: corpus are checked before they start (one line and exit code 2, not a traceback from the
+#: corpus loader); ``sweep`` checks them itself, for the engines that run here
+NEEDS_CORPUS: tuple[str, ...] = ("train",)
+
 
 class _Parser(argparse.ArgumentParser):
     """argparse, but a bad option is one line, ``COMMAND: message``, and exit code 2 (as
@@ -66,6 +71,15 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
+    if args.command in NEEDS_CORPUS:
+        from .checks import one_line
+        from .training.data import CorpusUnavailable, cache_folder, shakespeare_text
+        try:
+            cache_folder()
+            shakespeare_text()
+        except (ValueError, CorpusUnavailable) as exc:
+            print(f"{args.command}: {one_line(exc)}", file=sys.stderr)
+            return 2
     return int(args.func(args) or 0)
 
 

@@ -35,13 +35,14 @@ import inspect
 import math
 import numbers
 import os
+import stat
 from pathlib import Path
 from types import MappingProxyType
 
 __all__ = ["check_int", "check_real", "check_items", "cli_int", "ArgumentTypeError", "Domain", "Int",
            "Real", "Flag", "OneOf", "Text", "Name", "PathArg", "Instance", "Callable", "Array",
            "Tensor", "Ints", "DeviceName", "accepts", "check_fields", "declare", "domains_of", "DECLARED", "show",
-           "check_out_file", "check_out_dir", "one_line"]
+           "check_out_file", "check_out_dir", "check_in_file", "path_kind", "one_line"]
 
 
 class ArgumentTypeError(TypeError, ValueError):
@@ -508,15 +509,75 @@ def _first_existing(path: Path) -> Path:
     return Path(".")
 
 
+def path_kind(path: Path) -> str | None:
+    """What is at ``path`` (symbolic links followed), in words; None when nothing is (or it
+    cannot be looked at). Never opens it: opening a FIFO blocks until a writer comes."""
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return None
+    for test, what in ((stat.S_ISREG, "a regular file"), (stat.S_ISDIR, "the folder"),
+                       (stat.S_ISFIFO, "the FIFO (named pipe)"), (stat.S_ISSOCK, "the socket"),
+                       (stat.S_ISCHR, "the character device"), (stat.S_ISBLK, "the block device")):
+        if test(mode):
+            return what
+    return "the special file"
+
+
+def check_in_file(name: str, value, *, missing_ok: bool = False) -> Path:
+    """A file to be read: a non-empty str or ``os.PathLike`` naming a regular file (symbolic
+    links followed) that this process may read. Returns it as a ``Path``.
+
+    Looked at with ``os.stat`` only, never opened: a FIFO given as a path would block the
+    reader forever, a device would be read from, an ``int`` would be taken by ``open()`` as an
+    open file descriptor (and closed). So an ``int``, a bool, bytes or anything but a str or
+    ``os.PathLike`` raises :class:`ArgumentTypeError`; an empty path, a folder, a FIFO, a
+    socket, a device, an unreadable file or (unless ``missing_ok``) a missing one raise
+    ``ValueError``; each message one line naming ``name``. ``missing_ok``: a path where
+    nothing is (or one under a file, where nothing can be) is returned as it is, for a reader
+    to whom "absent" is an answer."""
+    if isinstance(value, os.PathLike) and not isinstance(value, Path):
+        try:
+            fs = os.fspath(value)
+        except Exception as exc:   # a broken __fspath__
+            raise ArgumentTypeError(f"{name} must be a file path (a non-empty str or os.PathLike), got "
+                                    f"{type(value).__name__} {show(value)} ({one_line(exc)})") from None
+    else:
+        fs = value
+    if not isinstance(fs, (str, Path)):
+        raise ArgumentTypeError(f"{name} must be a file path (a non-empty str or os.PathLike), got "
+                                f"{type(value).__name__} {show(value)}")
+    if isinstance(fs, str) and (not fs.strip() or "\x00" in fs):
+        raise ValueError(f"{name} must be a file path (a non-empty str without NUL), got {show(value)}")
+    path = Path(fs)
+    try:
+        mode = os.stat(path).st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        if missing_ok:
+            return path
+        raise ValueError(f"{name} must be an existing file, got {str(path)!r}: nothing is there") from None
+    except OSError as exc:
+        raise ValueError(f"{name} cannot be read: {str(path)!r} ({type(exc).__name__}: {one_line(exc.strerror or exc)})") from None
+    if not stat.S_ISREG(mode):
+        raise ValueError(f"{name} must be a regular file to read, got {path_kind(path) or 'something else'} {str(path)!r}")
+    if not os.access(path, os.R_OK):
+        raise ValueError(f"{name} cannot be read: the file {str(path)!r} is not readable")
+    return path
+
+
 def check_out_file(name: str, value) -> Path:
-    """A file to be written: a non-empty path that is not a folder, whose folder exists or can
-    be created (no part of it is a file) and is writable. ``ValueError`` naming ``name``
-    otherwise; nothing is created."""
+    """A file to be written: a non-empty path that is not a folder, nor a FIFO, a socket or a
+    device (a write would block, or reach the device), whose folder exists or can be created
+    (no part of it is a file) and is writable. ``ValueError`` naming ``name`` otherwise;
+    nothing is created."""
     if not isinstance(value, (str, os.PathLike)) or isinstance(value, str) and not value.strip():
         raise ValueError(f"{name} must be a file path (a non-empty str or os.PathLike), got {show(value)}")
     path = Path(value)
     if path.is_dir():
         raise ValueError(f"{name} must be a file path, got the folder {str(path)!r}")
+    kind = path_kind(path)
+    if kind not in (None, "a regular file"):    # writing to a FIFO blocks, to a device reaches the device
+        raise ValueError(f"{name} must be a regular file path, got {kind} {str(path)!r}")
     base = _first_existing(path.parent)
     if not base.is_dir():
         raise ValueError(f"{name} cannot be written: {str(base)!r} is a file, not a folder")

@@ -18,6 +18,7 @@ error for an out-of-domain value) or a NaN output fails its test. Every case run
 import atexit
 import dataclasses
 import inspect
+import json
 import math
 import os
 import re
@@ -72,7 +73,7 @@ NO_DOMAIN = {
         "MixLNBlock")},
     # realmodels: this change touched only store_path and the depth-cost command
     **{f: "realmodels' analysis and store readers: not declared yet" for f in (
-        "book_text", "measure_model", "load_record", "load_records", "exponent_report", "ExponentReport",
+        "book_text", "measure_model", "exponent_report", "ExponentReport",
         "norm_growth")},
 }
 
@@ -121,6 +122,11 @@ class _ByInputIds(torch.nn.Module):
 
 HF_LIKE = _ByInputIds(MODEL)
 (TMP / "claims").mkdir()
+(TMP / "pretrained").mkdir()
+(TMP / "pretrained" / "tiny__pydoc.json").write_text(json.dumps(   # a tiny stored record: L = 2, one sequence
+    {"model": "tiny", "n_layer": 2, "cost_kind": "next_token", "text": "pydoc",
+     "change": {m: [[1.0, 0.5]] for m in probe.LayerChange.METRICS}, "gram": np.eye(3).tolist(),
+     "skip": {"base": [2.0], "value": [[2.5], [2.1]]}}))
 
 #: name -> (valid keyword arguments, whether a call with values inside the domains is cheap
 #: and free of side effects beyond TMP, so the in-domain fuzz runs it)
@@ -205,6 +211,8 @@ EXAMPLES = {
     "nn.quantise.quantize_q4_1_": (dict(model=torch.nn.Linear(32, 2), block=32, offset=0), False),
     # realmodels
     "analysis.pretrained_analysis.store_path": (dict(root=TMP, model="smollm2-135m", text="pydoc"), True),
+    "analysis.pretrained_analysis.load_record": (dict(path=TMP / "pretrained" / "tiny__pydoc.json"), True),
+    "analysis.pretrained_analysis.load_records": (dict(root=TMP / "pretrained"), True),
     # recheck (would train: out-of-domain only)
     "analysis.recheck.first_interval": (dict(stored={"config": dataclasses.asdict(CFG), "checkpoints": []},
                                     plan=runs.RunPlan((0, 4))), False),

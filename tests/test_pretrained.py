@@ -253,7 +253,7 @@ def test_measure_command_reports_unreadable_folder_and_text(tmp_path, capsys):
     assert main(["measure", str(tmp_path / "empty"), "--text", str(text)]) == 2
     assert "config.json" in capsys.readouterr().err
     assert main(["measure", str(tmp_path / "empty"), "--text", str(tmp_path / "none.txt")]) == 2
-    assert "cannot read the text file" in capsys.readouterr().err
+    assert "--text must be an existing file" in capsys.readouterr().err
 
 
 def test_measure_command_reports_a_text_too_short(tmp_path, capsys):

@@ -97,13 +97,9 @@ def test_two_sweeps_on_one_folder_run_each_configuration_once(tmp_path, seed_cor
     trained = [line for o in out for line in o.splitlines() if ": ok," in line]
     assert len(trained) == 4, out  # 2 placements x 2 depths, each trained once in all
     assert len(list((tmp_path / "sweep").glob("*.json"))) == 4
-    # a sweep that ended while the other still ran a run it had skipped says so and exits 1
-    # (exit 0 means every result is on disk); the one that ends last always exits 0
-    for p, o in zip((a, b), out):
-        assert p.returncode in (0, 1), o
-        if p.returncode == 1:
-            assert "claims them have no result yet" in o, o
-    assert 0 in (a.returncode, b.returncode), out
+    # a sweep that finds a run the other holds waits for its result: both end with every result
+    # on disk, so both exit 0 (issue 34: the first used to exit 1 although the other finished)
+    assert (a.returncode, b.returncode) == (0, 0), out
 
 
 def test_on_device_keeps_the_sweep_and_stores_it_apart():
@@ -171,8 +167,8 @@ def test_sweep_rejects_an_empty_root_or_a_file_on_the_command_line(tmp_path, cap
     assert sorted(p.name for p in tmp_path.iterdir()) == ["FILE", "s.toml"]
 
 
-def test_a_sweep_that_skips_a_run_another_live_process_claims_exits_non_zero_naming_it(tmp_path, monkeypatch,
-                                                                                       seed_corpus, capsys):
+def test_a_sweep_with_no_wait_that_skips_a_run_another_live_process_claims_exits_3_naming_it(tmp_path, monkeypatch,
+                                                                                            seed_corpus, capsys):
     from resdecay_lib.__main__ import main
     monkeypatch.setenv("RESDECAY_CACHE", str(seed_corpus(tmp_path / "cache")))
     spec = {**SPEC, "archs": ["pre_ln"], "depths": [1, 2]}
@@ -180,9 +176,9 @@ def test_a_sweep_that_skips_a_run_another_live_process_claims_exits_non_zero_nam
     cfg.write_text(sweep_toml(spec))
     held = S.claim(tmp_path / "sweep" / ".claims", "pre_ln_L2_s0")      # this process: alive
     capsys.readouterr()
-    assert main(["sweep", str(cfg), "--root", str(tmp_path), "--workers", "1"]) == 1
+    assert main(["sweep", str(cfg), "--root", str(tmp_path), "--workers", "1", "--no-wait"]) == S.EXIT_HELD
     err = capsys.readouterr().err.strip().splitlines()[-1]
-    assert err.startswith("sweep: 1 run(s) skipped because another live process claims them") and \
+    assert err.startswith("sweep: 1 run(s) held by another live process have no result yet") and \
         err.count("pre_ln_L2_s0") == 1 and "pre_ln_L1_s0" not in err, err
     assert (tmp_path / "sweep" / "pre_ln_L1_s0.json").is_file()
     S.release(held)                                  # the other process ends: its run is resumed

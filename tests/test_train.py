@@ -228,13 +228,18 @@ def test_a_checkpoint_write_that_fails_leaves_no_temporary(tmp_path, monkeypatch
     assert list(tmp_path.iterdir()) == []
 
 
-def test_discard_checkpoint_removes_a_file_and_moves_a_folder_aside(tmp_path):
-    f, d = tmp_path / "a.pt", tmp_path / "b.pt"
-    f.write_bytes(b"trunc")
+def test_discard_checkpoint_removes_a_truncated_checkpoint_of_its_own_and_refuses_anything_else(tmp_path):
+    """Issue 34: it used to remove any file and rename a folder aside; now only the library's own."""
+    ck, f, d = tmp_path / "run.pt", tmp_path / "a.pt", tmp_path / "b.pt"
+    T.train(TINY, checkpoint=ck, stop_after=2)
+    ck.write_bytes(ck.read_bytes()[:2000])               # truncated, still recognisable as ours
+    f.write_bytes(b"trunc")                              # not recognisable: someone else's
     d.mkdir()
-    assert T.discard_checkpoint(f) == "removed it" and not f.exists()
-    assert "moved the folder aside" in T.discard_checkpoint(d) and not d.exists()
-    assert [p.name.startswith("b.pt.bad") for p in tmp_path.iterdir()] == [True]
+    assert T.discard_checkpoint(ck) == "removed it" and not ck.exists()
+    for other in (f, d):
+        with pytest.raises(T.ForeignCheckpoint, match="refused and left as it is"):
+            T.discard_checkpoint(other)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.pt", "b.pt"] and f.read_bytes() == b"trunc"
 
 
 def test_a_checkpoint_is_written_even_when_its_folder_vanishes_just_before(tmp_path, monkeypatch):

@@ -16,6 +16,7 @@ in the convention rho picks) and :func:`norm_growth` (the stream's growth factor
 from __future__ import annotations
 
 import json
+import numbers
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,7 +29,7 @@ from ..nn import pretrained
 from ..nn import probe
 from . import training_analysis as results
 from ..stats import inference as stats
-from ..checks import Name, PathArg, accepts, check_int
+from ..checks import Name, PathArg, accepts, check_in_file, check_int, one_line, path_kind, show
 from ..stats.exponents import FRONT_BLOCKS, TAIL_BLOCKS
 from ..stats.fit import loglog_slope
 
@@ -117,28 +118,140 @@ def store_path(root, model: str, text: str) -> Path:
     return Path(root) / f"{model}__{text}.json"
 
 
+class _BadRecord(ValueError):
+    pass
+
+
+def _array(key, value, shape, finite=True):
+    """``value`` as a float array of ``shape`` (None: any length on that axis), or _BadRecord naming ``key``."""
+    try:
+        a = np.asarray(value, float)
+    except (TypeError, ValueError):
+        raise _BadRecord(f"{key} must be an array of numbers of shape {list(shape)}, got {show(value)}") from None
+    if a.ndim != len(shape) or any(n is not None and m != n for m, n in zip(a.shape, shape)) or 0 in a.shape:
+        raise _BadRecord(f"{key} must be an array of shape {[('n' if n is None else n) for n in shape]}, "
+                         f"got shape {list(a.shape)}")
+    if finite and not np.all(np.isfinite(a)):
+        raise _BadRecord(f"{key} must hold finite numbers, got NaN or an infinity")
+    return a
+
+
+def _check_record(rec) -> None:
+    """The fields :func:`load_record` and Chapter 9 read, each checked (:class:`_BadRecord` naming it)."""
+    if not isinstance(rec, dict):
+        raise _BadRecord(f"it must be a JSON object (a record of measure_model), got {type(rec).__name__}")
+    for key in ("model", "n_layer", "cost_kind", "change", "gram", "skip"):
+        if key not in rec:
+            raise _BadRecord(f"it lacks the field {key!r}")
+    if not isinstance(rec["model"], str) or not rec["model"].strip():
+        raise _BadRecord(f"model must be a non-empty str, got {show(rec['model'])}")
+    L = rec["n_layer"]
+    if isinstance(L, bool) or not isinstance(L, numbers.Integral) or L < 1:
+        raise _BadRecord(f"n_layer must be an integer >= 1, got {show(L)}")
+    if not isinstance(rec["cost_kind"], str) or rec["cost_kind"] not in depthcost.COSTS:
+        raise _BadRecord(f"cost_kind must be one of {sorted(depthcost.COSTS)}, got {show(rec['cost_kind'])}")
+    for key in ("d_model", "n_seq", "n_tokens"):       # sizes Chapter 9 prints: integers when present
+        v = rec.get(key)
+        if key in rec and (isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 1):
+            raise _BadRecord(f"{key} must be an integer >= 1, got {show(v)}")
+    for key in ("text", "placement", "source", "note"):
+        if key in rec and not isinstance(rec[key], str):
+            raise _BadRecord(f"{key} must be a str, got {show(rec[key])}")
+    if "provenance" in rec and not isinstance(rec["provenance"], dict):
+        raise _BadRecord(f"provenance must be a dict, got {show(rec['provenance'])}")
+    ch = rec["change"]
+    if not isinstance(ch, dict) or set(probe.LayerChange.METRICS) - set(ch):
+        raise _BadRecord(f"change must be a dict holding the metrics {list(probe.LayerChange.METRICS)}, got "
+                         f"{show(sorted(ch) if isinstance(ch, dict) else ch)}")
+    B = None
+    for m, v in ch.items():
+        B = _array(f"change.{m}", v, (B, L)).shape[0]
+    _array("gram", rec["gram"], (L + 1, L + 1))
+    if "angular_distances" in rec:
+        _array("angular_distances", rec["angular_distances"], (L + 1, L + 1))
+    for key in ("rms_change", "rms_change_gain"):
+        if key in rec:
+            _array(key, rec[key], (B, L))
+    sk = rec["skip"]
+    if not isinstance(sk, dict) or "base" not in sk or "value" not in sk:
+        raise _BadRecord(f"skip must be a dict {{base, value}}, got {show(sk)}")
+    _array("skip.base", sk["base"], (B,))
+    _array("skip.value", sk["value"], (L, B))
+    if "prune" in rec:
+        if not isinstance(rec["prune"], dict):
+            raise _BadRecord(f"prune must be a dict {{ranking: {{sets, value}}}}, got {show(rec['prune'])}")
+        for name, p in rec["prune"].items():
+            sets = p.get("sets") if isinstance(p, dict) else None
+            if not isinstance(sets, list) or not sets or not all(
+                    isinstance(t, list) and t and all(isinstance(k, int) and not isinstance(k, bool) and 1 <= k <= L
+                                                      for k in t) for t in sets):
+                raise _BadRecord(f"prune.{name}.sets must be a non-empty list of non-empty lists of blocks "
+                                 f"in 1..{L}, got {show(sets if isinstance(p, dict) else p)}")
+            _array(f"prune.{name}.value", p.get("value"), (len(sets), B))
+
+
+@accepts(path=PathArg())
 def load_record(path) -> dict:
-    """One stored record, with its arrays as numpy arrays."""
-    rec = json.loads(Path(path).read_text())
+    """One stored record (:func:`measure_model`'s, as ``results/pretrained/`` holds them), with
+    its arrays as numpy arrays and its costs as :class:`~resdecay_lib.analysis.depthcost.RemovalCost`.
+
+    ``path`` must name a regular file (:func:`resdecay_lib.checks.check_in_file`: a folder, a FIFO,
+    a device or an ``int`` is refused before anything is opened). The fields read here and by
+    Chapter 9 are checked before use, and a record that lacks one or holds the wrong type or
+    shape (``model`` a str, ``n_layer`` an integer >= 1, ``cost_kind`` one of
+    ``depthcost.COSTS``, ``change`` every metric [n_seq, L], ``gram`` and
+    ``angular_distances`` [L+1, L+1], ``rms_change`` [n_seq, L], ``skip`` {base [n_seq], value
+    [L, n_seq]}, ``prune`` {ranking: {sets of blocks in 1..L, value [n_sets, n_seq]}}, all
+    finite) raises ``ValueError`` naming the path and the field. Nothing is moved or written."""
+    path = check_in_file("path", path)
+    try:
+        rec = json.loads(path.read_text(encoding="utf-8"))
+        _check_record(rec)
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        why = str(exc) if isinstance(exc, _BadRecord) else f"it is not JSON ({type(exc).__name__}: {one_line(exc)[:200]})"
+        raise ValueError(f"path {str(path)!r} is not a usable pretrained record: {why}") from None
     for key in ("gram", "angular_distances", "rms_change", "rms_change_gain"):
         if key in rec:
             rec[key] = np.asarray(rec[key], float)
     rec["change"] = {m: np.asarray(v, float) for m, v in rec["change"].items()}
     rec["skip"] = depthcost.RemovalCost(rec["cost_kind"], tuple((k,) for k in range(1, rec["n_layer"] + 1)),
-                                        np.asarray(rec["skip"]["base"]), np.asarray(rec["skip"]["value"]))
+                                        np.asarray(rec["skip"]["base"], float), np.asarray(rec["skip"]["value"], float))
     if "prune" in rec:
         rec["prune"] = {name: depthcost.RemovalCost(rec["cost_kind"], tuple(tuple(s) for s in p["sets"]),
-                                                    rec["skip"].base, np.asarray(p["value"]))
+                                                    rec["skip"].base, np.asarray(p["value"], float))
                         for name, p in rec["prune"].items()}
     return rec
 
 
+@accepts(root=PathArg())
 def load_records(root) -> dict:
-    """{(model, text): record} of every finished record under ``root``."""
+    """{(model, text): record} of every finished record under ``root`` (``<model>__<text>.json``,
+    each read by :func:`load_record`; a record whose ``model`` or ``text`` is not the one its
+    name says raises ``ValueError`` naming it). A missing ``root`` holds none ({}); a file, a
+    FIFO or anything but a folder at ``root`` raises ``ValueError`` naming ``root``."""
+    kind = path_kind(Path(root))
+    if kind is None:
+        for parent in Path(root).parents:           # under a file nothing can ever be: say so
+            above = path_kind(parent)
+            if above is not None:
+                if above != "the folder":
+                    raise ValueError(f"root must be a folder of stored records, got a path under {above} "
+                                     f"{str(parent)!r}")
+                break
+        return {}
+    if kind != "the folder":
+        raise ValueError(f"root must be a folder of stored records, got {kind} {str(root)!r}")
     out = {}
     for path in sorted(Path(root).glob("*__*.json")):
-        model, text = path.stem.split("__")
-        out[model, text] = load_record(path)
+        parts = path.stem.split("__")
+        if len(parts) != 2 or not all(parts):
+            raise ValueError(f"root holds {path.name!r}, named like a record but not <model>__<text>.json")
+        model, text = parts
+        rec = load_record(path)
+        if rec["model"] != model or rec.get("text", text) != text:
+            raise ValueError(f"path {str(path)!r} holds the record of {rec['model']!r} on "
+                             f"{rec.get('text', text)!r}, not the one its name says")
+        out[model, text] = rec
     return out
 
 

@@ -382,7 +382,7 @@ def omega_per_sequence(r: dict, step: int) -> np.ndarray:
     """[n_sequences, L] per-sequence omega_k^2 of the stream the blocks read, at ``step``."""
     run_field(at_step(r, step), "measure", part_of(run_field(r, "config", "arch")),
                "omega_sq_per_sequence", name=f"r['checkpoints'][step={step}]", run=r["name"])
-    return np.asarray(at_step(r, step)["measure"][part_of(r["config"]["arch"])]["omega_sq_per_sequence"])
+    return _stored_array(r, step, "omega_sq_per_sequence", ndim=2)
 
 
 def gram_at(r: dict, step: int) -> np.ndarray:
@@ -390,7 +390,26 @@ def gram_at(r: dict, step: int) -> np.ndarray:
     ``step`` (measured there by :func:`resdecay_lib.nn.probe.gram`, which computes one from a stream)."""
     run_field(at_step(r, step), "measure", part_of(run_field(r, "config", "arch")), "gram",
                name=f"r['checkpoints'][step={step}]", run=r["name"])
-    return np.asarray(at_step(r, step)["measure"][part_of(r["config"]["arch"])]["gram"])
+    return _stored_array(r, step, "gram", ndim=2, square=True)
+
+
+def _stored_array(r, step, key, ndim, square=False) -> np.ndarray:
+    """A stored array of run ``r`` at ``step`` as float64, checked where it is read: a
+    rectangular array of ``ndim`` dimensions of finite numbers (JSON stores a non-finite value
+    as null), else ValueError naming the run and the field. The stored runs all pass."""
+    field_name = f"checkpoints[step={step}].measure.{part_of(r['config']['arch'])}.{key}"
+    raw = at_step(r, step)["measure"][part_of(r["config"]["arch"])][key]
+    try:
+        a = np.asarray(raw, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"run {r.get('name', '?')}: {field_name} must be a rectangular array of numbers, "
+                         f"got {show(raw)}") from None
+    if a.ndim != ndim or a.size == 0 or (square and a.shape[0] != a.shape[1]):
+        raise ValueError(f"run {r.get('name', '?')}: {field_name} must be a non-empty "
+                         f"{'square ' if square else ''}{ndim}-D array, got shape {a.shape}")
+    if not np.all(np.isfinite(a)):
+        raise ValueError(f"run {r.get('name', '?')}: {field_name} holds NaN, an infinity or a null")
+    return a
 
 
 def curve_exponent(y, k_min: int) -> float:

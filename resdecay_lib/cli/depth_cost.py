@@ -11,9 +11,10 @@ import sys
 import time
 
 from ..analysis.pretrained_analysis import TEXTS, book_text, measure_model, store_path
-from ..checks import check_out_dir, cli_int
+from ..checks import check_out_dir, check_out_file, cli_int, one_line
 from ..nn.device import manual_seed_all, pin_threads
 from ..nn import pretrained
+from ..training.data import CorpusUnavailable, cache_folder
 from ..training.store import code_version, library_versions, machine, write_json_atomic
 
 __all__ = ["SEED", "register_cli"]
@@ -37,15 +38,33 @@ def _run(args) -> int:
         if args.model not in pretrained.PACKAGED:
             raise ValueError(f"MODEL must be one of {', '.join(pretrained.PACKAGED)}, got {args.model!r}")
         out = check_out_dir("--out", args.out)
+        todo = {}                      # the texts still to measure, read before the model is loaded
+        for t in texts:
+            path = store_path(out, args.model, t)
+            if path.is_file():
+                continue
+            check_out_file("--out", path)       # a folder or a FIFO there fails after the measurement
+            if t == "shakespeare":
+                cache_folder()                   # the corpus is read from the cache: usable?
+            try:
+                todo[t] = book_text(t)
+            except CorpusUnavailable as exc:
+                raise ValueError(f"--text {t}: {one_line(exc)}") from None
+        if todo and pretrained.PACKAGED[args.model].kind != "folder":
+            pretrained.model_cache_dir()         # the model is converted into the cache: usable?
     except ValueError as exc:
-        print(f"depth-cost: {exc}", file=sys.stderr)
+        print(f"depth-cost: {one_line(exc)}", file=sys.stderr)
+        return 2
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        print(f"depth-cost: --out {args.out!r} cannot be made: {one_line(exc)}", file=sys.stderr)
         return 2
     pin_threads(threads)
-    out.mkdir(parents=True, exist_ok=True)
     pre = None
     for t in texts:
         path = store_path(out, args.model, t)
-        if path.is_file():
+        if t not in todo:
             print(f"{path}: done already")
             continue
         if pre is None:
@@ -54,8 +73,12 @@ def _run(args) -> int:
         manual_seed_all(SEED)
         print(f"{args.model} on {t}: measuring (skip costs{', pruning curves' if t == args.prune_text else ''})",
               flush=True)
-        rec = measure_model(pre, book_text(t), n_seq, n_tokens, prune=(t == args.prune_text),
-                            progress=True)
+        try:
+            rec = measure_model(pre, todo[t], n_seq, n_tokens, prune=(t == args.prune_text),
+                                progress=True)
+        except ValueError as exc:            # e.g. a text too short for --n-seq x --n-tokens
+            print(f"depth-cost: {args.model} on {t}: {one_line(exc)}", file=sys.stderr)
+            return 2
         rec.update(text=t, provenance={
             "code_version": code_version(), "wall_s": round(time.time() - start, 1), "threads": threads,
             "library_versions": library_versions(), **machine("cpu"),

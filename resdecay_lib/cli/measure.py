@@ -18,10 +18,11 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from ..checks import check_out_dir, one_line
+from ..checks import check_in_file, check_out_dir, check_out_file, one_line
 from ..checks import cli_int as _cli_int
 from ..nn.device import resolve_device
-from ..nn.pretrained import PACKAGED, MissingPackage, load, load_packaged, sample_inputs
+from ..nn.pretrained import (PACKAGED, UNKNOWN_MODEL, MissingPackage, load, load_packaged, model_cache_dir,
+                             sample_inputs)
 from ..nn.probe import exponent, measure
 
 __all__ = ["register_cli"]
@@ -49,7 +50,7 @@ def _print_exponent(ch, stream, mask) -> None:
         print(f"fit: none ({one_line(exc)})")
         return
     iv = (f" [{e.lo:.3f}, {e.hi:.3f}] ({e.level:.0%} percentile bootstrap over {e.n_sequences} sequences)"
-          if np.isfinite(e.lo) and np.isfinite(e.hi) else " (one sequence: no interval)")
+          if e.lo is not None and e.hi is not None else " (one sequence: no interval)")
     print(f"fit: change ~ k^{e.exponent:.3f}{iv}, k = {e.k_min}..{e.k_max}")
     why = ("at least half a block output's: the embedding counts as a summand" if e.embedding_counted
            else "below half a block output's: the seed's convention")
@@ -58,14 +59,43 @@ def _print_exponent(ch, stream, mask) -> None:
     print(f"reading: {e.reading}")
 
 
+def _stem(model: str) -> str:
+    """The name the output files start with: the model's (:attr:`Pretrained.name`, a packaged
+    name or the folder's name), known before it is loaded."""
+    return (model if model in PACKAGED else Path(model).name).replace("/", "_")
+
+
+def _read_text(path: Path, n_seq: int, n_tokens: int) -> str:
+    """The text of ``--text`` (a regular file, checked), non-empty and at least ``n_seq *
+    n_tokens`` characters (what :func:`~resdecay_lib.nn.pretrained.sample_inputs` needs at
+    the least); ValueError in one line naming ``--text`` otherwise."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ValueError(f"--text {str(path)!r} cannot be read as UTF-8 text: {one_line(exc)}") from None
+    if not text.strip():
+        raise ValueError(f"--text {str(path)!r} is empty: give a text to run the model on")
+    if len(text) < n_seq * n_tokens:
+        raise ValueError(f"--text {str(path)!r} has {len(text)} characters; --n-seq {n_seq} sequences of "
+                         f"--n-tokens {n_tokens} tokens needs at least {n_seq * n_tokens} (far more in practice)")
+    return text
+
+
 def _run_measure(args) -> int:
     from ..nn.device import pin_threads
-    try:  # every option before any work: one line and exit code 2 on a bad one
+    try:  # every option and path before any work (and any model): one line and exit code 2 on a bad one
         threads = _cli_int("--threads", args.threads, 1, 1024)
         n_seq = _cli_int("--n-seq", args.n_seq, 1, 100_000)
         n_tokens = _cli_int("--n-tokens", args.n_tokens, 1, 1_000_000)
         batch_size = _cli_int("--batch-size", args.batch_size, 1, 100_000)
-        check_out_dir("--out", args.out)          # the check depth-cost makes too
+        if not args.model.strip():
+            raise ValueError(f"MODEL must be one of {', '.join(PACKAGED)} or a local Hugging Face folder, got ''")
+        if args.model not in PACKAGED and not Path(args.model).exists():   # a Hub id, a typo
+            raise ValueError(UNKNOWN_MODEL.format(name=args.model))
+        out = check_out_dir("--out", args.out)          # the check depth-cost makes too
+        for suffix in ("_layers.csv", "_layers.png"):  # a folder (or a FIFO) there fails after the whole measurement
+            check_out_file("--out", out / f"{_stem(args.model)}{suffix}")
+        text_path = check_in_file("--text", args.text)  # a FIFO would block the read for ever
         if args.dtype not in DTYPES:
             raise ValueError(f"--dtype must be one of {', '.join(DTYPES)}, got {args.dtype!r}")
         try:
@@ -75,13 +105,11 @@ def _run_measure(args) -> int:
         if args.skip_cost and device.type != "cpu":
             raise ValueError(f"--skip-cost runs on the CPU only (resdecay_lib.analysis.depthcost); drop it or use "
                              f"--device cpu, got --device {args.device}")
+        text = _read_text(text_path, n_seq, n_tokens)
+        if args.model in PACKAGED and PACKAGED[args.model].kind != "folder":
+            model_cache_dir()                           # converted into the cache: usable?
     except ValueError as exc:
-        print(f"measure: {exc}", file=sys.stderr)
-        return 2
-    try:
-        text = Path(args.text).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        print(f"measure: cannot read the text file {args.text!r}: {one_line(exc)}", file=sys.stderr)
+        print(f"measure: {one_line(exc)}", file=sys.stderr)
         return 2
     if device.type == "cpu":
         pin_threads(threads)
@@ -99,8 +127,11 @@ def _run_measure(args) -> int:
     except (MissingPackage, FileNotFoundError, ValueError) as exc:
         print(f"measure: {one_line(exc)}", file=sys.stderr)
         return 2
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        print(f"measure: --out {args.out!r} cannot be made: {one_line(exc)}", file=sys.stderr)
+        return 2
     stem = pre.name.replace("/", "_")
     columns = _TABLE_COLUMNS + (("skip_cost", "skip_cost_se") if skip is not None else ())
     rows = [[int(ch.k[i])] + [float(getattr(ch, c)[i]) for c in _TABLE_COLUMNS[1:]]
@@ -168,11 +199,16 @@ def _save_figure(ch, title, path, skip=None):
 
 def _run_prepare(args) -> int:
     """Load every packaged model once, so the float32 conversions sit in the cache."""
+    try:
+        model_cache_dir()                              # before the first model, not in its traceback
+    except ValueError as exc:
+        print(f"prepare-models: {one_line(exc)}", file=sys.stderr)
+        return 2
     for name in PACKAGED:
         try:
             pre = load_packaged(name, progress=True)
-        except MissingPackage as exc:
-            print(f"error: {exc}", file=sys.stderr)
+        except (MissingPackage, ValueError) as exc:
+            print(f"prepare-models: {one_line(exc)}", file=sys.stderr)
             return 2
         print(f"{name}: {pre.n_layer} blocks, d={pre.d_model}: ready")
     return 0

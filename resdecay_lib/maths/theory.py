@@ -26,7 +26,9 @@ derived formula on numbers (e.g. ``omega_sq_hetero``, ``change_sq_rc``).
 from __future__ import annotations
 
 from .beyond import (
+    MAX_AB,
     MAX_DEPTH,
+    MAX_GROWTH,
     MAX_SERIES_ORDER,
     change_sq_rc,
     change_sq_rc_series,
@@ -59,6 +61,8 @@ from .corollaries import (
 )
 from .finite_d import (
     MAX_EXACT_D,
+    MAX_R,
+    MAX_R_FINITE_D,
     RHO,
     M,
     change_sq_finite_d,
@@ -88,7 +92,7 @@ __all__ = [
     "CONVENTIONS", "first_valid_k", "omega_sq", "Derivation", "derive_omega_sq",
     "layer_norm_identity_residual", "layer_norm_eps_error",
     # finite_d
-    "MAX_EXACT_D", "RHO", "M", "correlation_rho", "expected_cos_series", "expected_cos_exact",
+    "MAX_EXACT_D", "MAX_R", "MAX_R_FINITE_D", "RHO", "M", "correlation_rho", "expected_cos_series", "expected_cos_exact",
     "expected_cos_exact_series", "omega_sq_finite_d", "omega_sq_exact_d", "eps_bias_bound",
     "finite_d_predictions", "finite_d_terms", "change_sq_finite_d", "mean_abs_finite_d",
     # corollaries
@@ -99,6 +103,6 @@ __all__ = [
     # beyond
     "MAX_SERIES_ORDER", "MAX_DEPTH", "derive_change_sq_rc", "change_sq_rc", "change_sq_rc_series",
     "derive_omega_sq_hetero", "omega_sq_hetero", "rc_hetero", "derive_power_law_limit",
-    "derive_geometric_limit", "geometric_change", "feedback_fixed_point", "feedback_recursion",
+    "derive_geometric_limit", "geometric_change", "MAX_GROWTH", "MAX_AB", "feedback_fixed_point", "feedback_recursion",
     "stream_writes_change", "derive_influence_identity",
 ]

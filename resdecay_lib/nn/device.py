@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from ..checks import check_int
+from ..checks import check_in_file, check_int
 
 __all__ = ["DEFAULT_THREADS", "resolve_device", "pin_threads", "manual_seed_all", "cache_dir", "sha256_file"]
 
@@ -88,15 +88,27 @@ def manual_seed_all(seed: int) -> None:
 
 def cache_dir() -> Path:
     """The cache folder: ``$RESDECAY_CACHE`` if set, else ``~/.cache/resdecay`` (created)."""
-    path = Path(os.environ.get("RESDECAY_CACHE") or Path.home() / ".cache" / "resdecay")
-    path.mkdir(parents=True, exist_ok=True)
+    where = os.environ.get("RESDECAY_CACHE")
+    path = Path(where or Path.home() / ".cache" / "resdecay")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError, PermissionError) as exc:
+        # a file in its place or among its parents: one line naming the setting, not mkdir's traceback
+        what = f"$RESDECAY_CACHE ({where!r})" if where else f"the cache folder {str(path)!r}"
+        raise ValueError(f"{what} must be a folder this process can write: {exc.strerror or exc}") from None
     return path
 
 
 def sha256_file(path) -> str:
     """The SHA-256 hex digest of the file at ``path``, read in 1 MiB blocks (a model's GGUF is
     gigabytes: never whole in memory). The corpus tarball and the packaged models are checked
-    by it against their pinned digests."""
+    by it against their pinned digests.
+
+    ``path``: a str or ``os.PathLike`` naming a regular file (:func:`resdecay_lib.checks.check_in_file`,
+    before anything is opened): an ``int`` is refused, not taken for an open file descriptor
+    (which ``open()`` would hash and close), and a FIFO, a device or a folder is refused, not
+    read (a FIFO would block forever)."""
+    path = check_in_file("path", path)
     h = hashlib.sha256()
     with open(path, "rb") as f:
         for block in iter(lambda: f.read(1 << 20), b""):

