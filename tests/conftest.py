@@ -69,3 +69,11 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
             f"{counts.get('rejected', 0)} rejected with a clear error, {counts.get('accepted', 0)} accepted; "
             f"{counts.get('raw', 0)} raw tracebacks, {counts.get('silent', 0)} silent accepts, "
             f"{counts.get('nan', 0)} NaN outputs")
+    # tests/test_fuzz_hazards.py: the cases beyond the declared domains, by class and outcome
+    classes: dict = {}
+    for key, n in (counts or {}).items():
+        if key.startswith("hazard:"):
+            cls, outcome = key.removeprefix("hazard:").rsplit(":", 1)
+            classes.setdefault(cls, {})[outcome] = n
+    for cls in sorted(classes):
+        terminalreporter.write_line(f"hazard {cls}: " + ", ".join(f"{n} {o}" for o, n in sorted(classes[cls].items())))
