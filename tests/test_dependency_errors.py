@@ -81,3 +81,10 @@ def test_the_largest_valid_inputs_still_give_finite_numbers():
     assert math.isfinite(beyond.change_sq_rc(finite_d.MAX_R, 0.5))
     assert all(math.isfinite(v) for v in beyond.feedback_fixed_point(-beyond.MAX_AB, 1.0))
     assert np.all(np.isfinite(beyond.feedback_recursion(-1e308, 1e308, 5)))    # cancels: no overflow
+
+
+def test_family_markdown_refuses_what_is_not_a_list_of_results():
+    from resdecay_lib.stats import inference
+    for bad in ("x", [[1, 2], [3]], {1: 2}, [object()]):
+        with pytest.raises(ValueError, match=r"^results"):
+            inference.family_markdown(bad)

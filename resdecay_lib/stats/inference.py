@@ -306,6 +306,7 @@ def run_family(claims, alpha: float = 0.05) -> list:
 def family_markdown(results) -> str:
     """A MyST table of :func:`run_family`'s results: claim, kind, estimate and interval,
     reference, verdict."""
+    results = check_items("results", results, HypothesisResult, "a HypothesisResult (run_family's)")
     lines = ["| claim | test | estimate [interval] | reference | verdict |", "| --- | --- | --- | --- | --- |"]
     for r in results:
         lines.append(f"| {r.text} | {r.kind} | {r.estimate:.3f} [{r.lo:.3f}, {r.hi:.3f}] | {r.ref_text} | "
