@@ -1,7 +1,8 @@
 """Write the book's findings into README.md, between its findings markers.
 
-The paragraph is resdecay_lib.book.findings.abstract(ROOT): the stored evidence and the ledger's
-verdicts, nothing typed. tests/test_findings.py fails when the README's block is stale, as
+The block is resdecay_lib.book.findings.abstract(ROOT, links="readme"): the findings list written
+from the stored evidence and the ledger's verdicts, nothing typed, its terms linked to the README's
+Terms section and its claims to Chapter 10's notebook. tests/test_findings.py fails when the README's block is stale, as
 tests/test_labels.py does for the labels page. Run after `make chapters`:
     python tools/findings.py [--check]
 """
@@ -19,7 +20,7 @@ START, END = "<!-- findings:start -->", "<!-- findings:end -->"
 
 
 def block() -> str:
-    return f"{START}\n{findings.abstract(ROOT)}\n{END}"
+    return f"{START}\n{findings.abstract(ROOT, links='readme')}\n{END}"
 
 
 def main(argv=None) -> int:

@@ -1,23 +1,318 @@
-"""The book's findings in a few sentences, written from the stored evidence (issue 22).
+"""The book's findings in a few sentences, written from the stored evidence (issues 22 and 33).
 
-One place writes them: the Preface glues them, the README's first paragraph and the PDF's
+One place writes them: the Preface glues them, the README's findings block and the PDF's
 abstract are generated from them (``tools/findings.py``; a test fails when the README is
 stale). Every number comes from the evidence the chapters glued (``ledger.read_evidence``)
 and every verdict from the ledger's rules, so the findings change exactly when the evidence does.
+
+:func:`findings_list` writes them as a short list, one finding a line, each with its number and
+interval, for three readers (``links``): ``"book"`` (MyST roles to the book's definitions and
+claims: the Preface), ``"readme"`` (Markdown links to the README's Terms and to the chapters'
+notebooks) and ``"plain"`` (no links: the PDF's abstract). Each sentence is one small wording
+function below, tested on each of its branches (``tests/test_findings.py``).
 """
 from __future__ import annotations
 
+import math
 import pathlib
+import re
 from collections import Counter
 
 from . import evidence as E
 from . import ledger
 
-__all__ = ["headline", "findings_markdown", "abstract", "verdict_counts"]
+__all__ = ["headline", "findings_list", "findings_markdown", "abstract", "verdict_counts", "read_findings_evidence",
+           "LINK_STYLES", "CONFIRMATORY", "interval_level", "verdict_note", "count_phrase"]
+
+#: the three readers of the findings (:func:`findings_list`)
+LINK_STYLES = ("book", "readme", "plain")
+
+#: the claims whose verdict is confirmatory: by ``git log`` only claim-front's rule and
+#: predictions were committed before the runs that decide it (Chapter 10, "The rules'
+#: fingerprints, and what came before them"); every other verdict that reads stored runs or
+#: records is exploratory, its rule registered when part of those data existed
+CONFIRMATORY = ("claim-front",)
+
+#: the level each chapter glues for its intervals where the evidence declarations do not state
+#: one (Chapter 9: Bonferroni over the two Pre-LN families); read by :func:`read_findings_evidence`
+CHAPTER_LEVEL = {"09_pretrained": "pt_level"}
+
+#: the degrees of freedom of a t interval whose declaration states no level (its level is then
+#: recovered from the interval, its standard error and these degrees of freedom)
+_T_DF = {E.TRAINED_EXP_PRE_LN: E.EXP_T_DF, E.INIT_EXP_TRAINEDRUNS_PRE_LN: E.EXP_T_DF}
+
+#: the two kinds of interval the findings quote, by the chapter that computes them: the toy
+#: models trained here (t over their seeds) and the pretrained models (bootstrap over sequences);
+#: each group's level is that of its headline exponent (:func:`interval_level`)
+_GROUPS = {"toy": (E.TRAINED_EXP_PRE_LN, "t over seeds for the toy models trained here"),
+           "pretrained": (E.PRETRAINED_EXP["smollm2"],
+                          "percentile bootstrap over text sequences for the pretrained ones")}
+
+
+def read_findings_evidence(chapters) -> dict[str, float]:
+    """The evidence the findings read: every ``ev_`` value stored in ``chapters`` (a folder or
+    the notebooks, as :func:`ledger.read_evidence` takes) and the levels of :data:`CHAPTER_LEVEL`."""
+    if isinstance(chapters, (str, pathlib.Path)):
+        chapters = sorted(pathlib.Path(chapters).glob("*.ipynb"))
+    chapters = list(chapters)
+    ev = ledger.read_evidence(chapters)
+    for name in CHAPTER_LEVEL.values():
+        ev.update({k: v for k, v in ledger.read_evidence(chapters, prefix=name).items() if k == name})
+    return ev
 
 
 def _iv(ev, e, digits=2) -> str:
     return f"{ev[e]:.{digits}f} [{ev[e.lo]:.{digits}f}, {ev[e.hi]:.{digits}f}]"
+
+
+def _pct(level: float) -> str:
+    return f"{100 * level:g}%"
+
+
+def interval_level(ev, e) -> float | None:
+    """The level of evidence ``e``'s interval: the one its declaration states ("95 %", "1 -
+    0.05/3"); else, for a t interval with a standard error, the level its half-width gives
+    (``_T_DF``); else the level its chapter glues (:data:`CHAPTER_LEVEL`); else None. Rounded
+    to half a percent."""
+    m = re.search(r"(\d+(?:\.\d+)?) ?%", e.what)
+    if m:
+        return float(m.group(1)) / 100
+    m = re.search(r"1 - (0\.\d+) ?/ ?(\d+)", e.what)
+    if m:
+        return 1 - float(m.group(1)) / int(m.group(2))
+    if e in _T_DF and e.kind == "interval_se" and all(k in ev for k in (e.lo, e.hi, e.se, _T_DF[e])):
+        from scipy import stats
+        se, df = ev[e.se], ev[_T_DF[e]]
+        if se > 0 and df >= 1:
+            level = 2 * stats.t.cdf((ev[e.hi] - ev[e.lo]) / 2 / se, df) - 1
+            return round(level * 200) / 200
+    name = CHAPTER_LEVEL.get(e.chapter)
+    if name and name in ev and math.isfinite(ev[name]):
+        return round(ev[name] * 200) / 200
+    return None
+
+
+def _group(e) -> str:
+    return "pretrained" if e.chapter == "09_pretrained" else "toy"
+
+
+def _bracket(ev, e, digits=2) -> str:
+    """``value [lo, hi]``, and its level when it is not its group's (the one :func:`_intervals_line` states)."""
+    level, usual = interval_level(ev, e), interval_level(ev, _GROUPS[_group(e)][0])
+    mark = f" ({_pct(level)})" if level is not None and level != usual else ""
+    return _iv(ev, e, digits) + mark
+
+
+def _intervals_line(ev) -> str:
+    """What a bracket is, said once: each group's kind and level."""
+    parts = []
+    for e, kind in _GROUPS.values():
+        level = interval_level(ev, e)
+        parts.append(f"{_pct(level)} {kind}" if level is not None else kind)
+    return f"Brackets are intervals: {parts[0]}, {parts[1]}; other levels are marked."
+
+
+# ------------------------------------------------------------------------ links
+
+#: where each term is defined: (the book's MyST, the README's Markdown); None: no link there
+_TERMS = {"ledger": ("{{doc}}`{t} <chapters/10_verdict>`", "[{t}](#terms)"),
+          "card": ("{{doc}}`{t} <chapters/10_verdict>`", "[{t}](#terms)"),
+          "convention": ("{{prf:ref}}`{t} <def-seed-convention>`", "[{t}](#terms)"),
+          "theorem": ("{{prf:ref}}`{t} <thm-omega>`", None),
+          "front": ("{{doc}}`{t} <chapters/07b_front>`", "[{t}](chapters/07b_front.ipynb)"),
+          "settling": ("{{doc}}`{t} <chapters/07b_front>`", "[{t}](chapters/07b_front.ipynb)")}
+
+
+def _check_links(links: str) -> None:
+    if links not in LINK_STYLES:
+        raise ValueError(f"links must be one of {LINK_STYLES}, got {links!r}")
+
+
+def _term(links: str, text: str, term: str) -> str:
+    """``text`` linked to the definition of ``term`` (a key of ``_TERMS``) for the reader ``links``."""
+    _check_links(links)
+    if links == "plain":
+        return text
+    form = _TERMS[term][0 if links == "book" else 1]
+    return text if form is None else form.format(t=text)
+
+
+def _claim(links: str, cid: str) -> str:
+    """A claim's id, linked to its verdict: the book's label, or Chapter 10's notebook from the README."""
+    _check_links(links)
+    return {"book": f"{{ref}}`{cid} <{cid}>`", "readme": f"[{cid}](chapters/10_verdict.ipynb)",
+            "plain": cid}[links]
+
+
+def _omega(links: str) -> str:
+    return r"$\omega_k^2$" if links == "book" else "ω_k²"
+
+
+def verdict_note(links: str, cid: str, word: str) -> str:
+    """``(claim: verdict; confirmatory)`` or ``(...; exploratory)``: whether the claim's rule came
+    before the data that decide it (:data:`CONFIRMATORY`)."""
+    status = "confirmatory" if cid in CONFIRMATORY else "exploratory"
+    return f"({_claim(links, cid)}: {word}; {status})"
+
+
+def _against(lo: float, hi: float, ref: float) -> str:
+    """Where an interval lies against a reference: containing it, above it or below it."""
+    return "above it" if lo > ref else "below it" if hi < ref else "the interval contains it"
+
+
+def _against_one(lo: float, hi: float) -> str:
+    """A cost ratio's interval against 1 (the later half costing as much as the earlier)."""
+    return "more than 1" if lo > 1 else "less than 1" if hi < 1 else "an interval that contains 1"
+
+
+def _exponent(ev, e, ref, where: bool = True) -> str:
+    """``-0.16 [-0.34, 0.02] against -1.05 (above it)``; without ``where``, no parenthesis."""
+    tail = f" ({_against(ev[e.lo], ev[e.hi], ev[ref])})" if where else ""
+    return f"{_bracket(ev, e)} against {ev[ref]:.2f}{tail}"
+
+
+# ------------------------------------------------------------------------ the findings
+
+def init_finding(ev, word: str, links: str = "plain") -> str:
+    """At initialisation against after training (claim-init-not-training)."""
+    what = {"holds": "the theorem describes initialisation, not training",
+            "holds with correction": "the theorem describes initialisation better than training, with a correction",
+            "does not hold": "training does not move the exponent away from the theorem",
+            "open": "whether training moves the exponent away from the theorem is not settled"}.get(word, word)
+    return (f"At initialisation toy Pre-LN models of 24 blocks have the exponent "
+            f"{_exponent(ev, E.INIT_EXP_TRAINEDRUNS_PRE_LN, E.INIT_REF_PRE_LN)}; after training "
+            f"{_exponent(ev, E.TRAINED_EXP_PRE_LN, E.TRAINED_REF_PRE_LN)}: {what} "
+            f"{verdict_note(links, 'claim-init-not-training', word)}.")
+
+
+def split_finding(ev, word: str, links: str = "plain") -> str:
+    """Which departure moves the trained exponent (claim-independence): the correlations'
+    share of the shift against one half (``ledger.SPLIT_BOUNDARY``)."""
+    s, b = E.SPLIT_CORR_SHARE, ledger.SPLIT_BOUNDARY
+    what = ("comes mostly from the unequal size of the blocks' outputs" if ev[s.hi] < b else
+            "comes mostly from the correlations between blocks" if ev[s.lo] > b else
+            "comes from the correlations between blocks and the unequal size of their outputs in a split "
+            "the data cannot settle")
+    return (f"Training's shift of the exponent {what}: the correlations carry a share {_bracket(ev, s)} of it "
+            f"{verdict_note(links, 'claim-independence', word)}.")
+
+
+def pretrained_finding(ev, word: str, links: str = "plain") -> str:
+    """The two pretrained Pre-LN families against the theorem (claim-two-families)."""
+    what = {"holds": "show the theorem's decay",
+            "holds with correction": "decay, at another rate than the theorem's",
+            "does not hold": "do not show the theorem's decay",
+            "open": "are not shown to follow or to depart from the theorem's decay"}.get(word, word)
+    return (f"Two pretrained Pre-LN models {what}: SmolLM2-135M "
+            f"{_exponent(ev, E.PRETRAINED_EXP['smollm2'], E.PRETRAINED_REF['smollm2'], False)}, Qwen2.5-Coder-0.5B "
+            f"{_exponent(ev, E.PRETRAINED_EXP['qwen'], E.PRETRAINED_REF['qwen'], False)} "
+            f"{verdict_note(links, 'claim-two-families', word)}.")
+
+
+#: what an idle-blocks verdict says of the later blocks (rules._half_verdict)
+_IDLE = {"holds": "idle at the theorem's rate",
+         "holds with correction": "cost less, but not at the theorem's rate",
+         "does not hold": "are not idle",
+         "open": "are not shown to idle or not"}
+
+
+def idle_finding(ev, word_pretrained: str, word_toy: str, links: str = "plain") -> str:
+    """Do later blocks idle (claim-pretrained-idle, claim-idle-blocks)? The cost of the later
+    half of the blocks over the earlier half, against the theorem's ratio and against 1."""
+    s, q, t = E.HALF_RATIO["smollm2"], E.HALF_RATIO["qwen"], E.HALF_RATIO_TOY
+    return (f"Their later blocks {_IDLE.get(word_pretrained, word_pretrained)}: skipping a block of the later "
+            f"half costs {_bracket(ev, s)} (SmolLM2) and {_bracket(ev, q)} (Qwen) times what skipping one of "
+            f"the earlier half does, against the theorem's {ev[E.HALF_RATIO_REF['smollm2']]:.2f} and "
+            f"{ev[E.HALF_RATIO_REF['qwen']]:.2f} {verdict_note(links, 'claim-pretrained-idle', word_pretrained)}; "
+            f"in the toy models the same ratio is {_bracket(ev, t)}, {_against_one(ev[t.lo], ev[t.hi])} "
+            f"{verdict_note(links, 'claim-idle-blocks', word_toy)}.")
+
+
+def _position(lo: float, hi: float) -> str:
+    """Which of the two predictions (-1 and +1) an interval of the deep runs' position contains."""
+    return {(True, True): "an interval that contains both", (True, False): "an interval that contains only -1",
+            (False, True): "an interval that contains only +1",
+            (False, False): "an interval that contains neither"}[(lo <= -1 <= hi, lo <= 1 <= hi)]
+
+
+def front_finding(ev, word: str, links: str = "plain") -> str:
+    """claim-front: past the first blocks, does the trained decay resume at depths 48 and 96?
+    Once three deep runs are in: the runs' mean position between the two committed predictions,
+    which of them its interval contains, and the runs' spread against the prediction's own."""
+    n = ev[E.FRONT_N_RUNS]
+    first = _term(links, "the first blocks", "front")
+    if not n >= 3:
+        return (f"Whether the decay resumes past {first} at depths 48 and 96 is tested against two predictions "
+                f"committed before those runs; {int(n)} deep run{'' if n == 1 else 's'} "
+                f"{'is' if n == 1 else 'are'} stored so far {verdict_note(links, 'claim-front', word)}.")
+    what = {"holds": "is answered: it resumes, at the predicted rate",
+            "holds with correction": "is answered: it resumes, at another rate than predicted",
+            "does not hold": "is answered: it does not, the change stays flat",
+            "open": "is not settled: the runs vary too much to tell the two committed predictions apart"
+            }.get(word, word)
+    sd, w = ev[E.FRONT_POSITION.se] * math.sqrt(n), ev[E.FRONT_PRED_WIDTH]
+    return (f"In deeper models (depths 48 and 96), whether the decay resumes past {first} {what}. Scored so "
+            f"that -1 is the prediction \"it resumes\" and +1 \"it stays flat\", the later-half slopes of "
+            f"{int(n)} runs average {_bracket(ev, E.FRONT_POSITION, 1)}, {_position(ev[E.FRONT_POSITION.lo], ev[E.FRONT_POSITION.hi])}, "
+            f"and single runs spread by {sd:.1f} (standard deviation), {'more' if sd > w else 'less'} than the "
+            f"±{w:.1f} the first prediction allows {verdict_note(links, 'claim-front', word)}.")
+
+
+def long_finding(ev, links: str = "plain") -> str:
+    """The 10,800-step runs at depth 24: whether the exponent has settled, the settling test's
+    reading (training_analysis.settling: its 90% interval inside the margin); no ledger verdict."""
+    n = ev[E.LONG_N_RUNS]
+    longer = _term(links, "Trained three times longer", "settling")
+    if not n >= 3:
+        return f"{longer} (10,800 steps), {int(n)} of the three depth-24 runs are stored so far."
+    c, m = E.LONG_EXP_CHANGE, ev[E.LONG_SETTLE_MARGIN]
+    inside = -m <= ev[c.lo] and ev[c.hi] <= m
+    return (f"{longer} (10,800 steps), the depth-24 exponent {'has settled' if inside else 'is not shown to have settled'}: "
+            f"it moves by {_bracket(ev, c)} between steps 6,000 and 10,800, {'inside' if inside else 'not inside'} "
+            f"the ±{m:.2f} seed-to-seed spread that counts as settled, and ends at {_bracket(ev, E.LONG_EXP_END)}.")
+
+
+def count_phrase(n: int, word: str) -> str:
+    """``4 hold``, ``1 holds``, ``2 are open``: a verdict count as a reader says it."""
+    one = n == 1
+    return f"{n} " + {"holds": "holds" if one else "hold",
+                      "holds with correction": "holds with a correction" if one else "hold with a correction",
+                      "does not hold": "does not hold" if one else "do not hold",
+                      "open": "is open" if one else "are open"}.get(word, word)
+
+
+def verdicts_line(ev, links: str = "plain") -> str:
+    """The ledger's counts, which verdicts are confirmatory, and the card's promotion rule, in
+    plain words, with its answer."""
+    rows = ledger.evaluate(ev)
+    n = Counter(v.word for _, v in rows)
+    counts = [count_phrase(n[w], w) for w in ledger.VERDICTS if n[w]]
+    counts = ", ".join(counts[:-1]) + " and " + counts[-1] if len(counts) > 1 else "".join(counts)
+    word = next(v.word for c, v in rows if c.id == "claim-promote")
+    confirm = " and ".join(_claim(links, c) for c in CONFIRMATORY)
+    return (f"Of the {len(rows)} claims of the {_term(links, 'ledger', 'ledger')}, one per sentence of the "
+            f"{_term(links, 'theory card', 'card')}, {counts}; only the verdict of {confirm} is confirmatory (its rule "
+            f"was committed before its runs), the others that read stored runs or records are exploratory. "
+            f"The card's promotion rule, its test for promoting the theory from Proposed "
+            f"{verdict_note(links, 'claim-promote', word)}, says: {ledger.PROMOTION[word]}")
+
+
+def findings_list(ev, links: str = "book") -> str:
+    """The findings as Markdown: what an exponent and a bracket are, one finding a bullet, and
+    the verdicts; every number from ``ev`` (:func:`read_findings_evidence`), linked for ``links``
+    (one of :data:`LINK_STYLES`)."""
+    _check_links(links)
+    v = {c.id: w.word for c, w in ledger.evaluate(ev)}
+    lead = (f"An exponent is the slope of log {_omega(links)} (the per-layer change) on log k (the block "
+            f"index), set beside the exponent of the {_term(links, 'theorem', 'theorem')} over the same blocks "
+            f"and {_term(links, 'convention', 'convention')}. " + _intervals_line(ev))
+    items = [init_finding(ev, v["claim-init-not-training"], links),
+             split_finding(ev, v["claim-independence"], links),
+             pretrained_finding(ev, v["claim-two-families"], links),
+             idle_finding(ev, v["claim-pretrained-idle"], v["claim-idle-blocks"], links),
+             front_finding(ev, v["claim-front"], links),
+             long_finding(ev, links)]
+    return "\n".join([lead, ""] + [f"- {s}" for s in items] + ["", verdicts_line(ev, links)])
 
 
 def verdict_counts(ev) -> Counter:
@@ -42,7 +337,7 @@ def headline(ev) -> list[dict]:
              "reference": ev[r["ref"]], "verdict": verdicts[r["claim"]].word} for r in rows]
 
 
-def _front_sentence(ev, word: str) -> str:
+def _paragraph_front(ev, word: str) -> str:
     """claim-front's finding: the deep runs' position between the two predictions, once three are in."""
     n = ev[E.FRONT_N_RUNS]
     head = ("Whether the trained decay resumes past the first blocks is tested at depths 48 and 96 "
@@ -57,7 +352,7 @@ def _front_sentence(ev, word: str) -> str:
             f"where -1 is the decay's prediction and +1 the flat one ({int(n)} runs; claim-front: {word}).")
 
 
-def _long_sentence(ev) -> str:
+def _paragraph_long(ev) -> str:
     """The 10,800-step runs' finding: where the depth-24 exponent ends, and how much it still
     moves late in training against the seeds' own spread (training_analysis.settling)."""
     n = ev[E.LONG_N_RUNS]
@@ -70,7 +365,9 @@ def _long_sentence(ev) -> str:
 
 
 def findings_markdown(ev) -> str:
-    """About five sentences of findings, every number from ``ev`` (the stored evidence)."""
+    """The findings as the one paragraph of issue 22, every number from ``ev``: what Chapter 10
+    glues as ``ledger-summary`` until it is re-executed on :func:`findings_list` (issue 33).
+    Kept unchanged so that Chapter 10's stored output stays what its code gives."""
     v = {c.id: w for c, w in ledger.evaluate(ev)}
     n = verdict_counts(ev)
     counts = ", ".join(f"{n[w]} {w}" for w in ledger.VERDICTS if n[w])
@@ -97,15 +394,15 @@ def findings_markdown(ev) -> str:
          f"up with depth: {v['claim-compensation'].word} (claim-compensation); whether later blocks' share "
          f"of the cost vanishes: {v['claim-idle-blocks'].word} in the toy models, "
          f"{v['claim-pretrained-idle'].word} in the pretrained ones.",
-         _front_sentence(ev, v["claim-front"].word),
-         _long_sentence(ev),
+         _paragraph_front(ev, v["claim-front"].word),
+         _paragraph_long(ev),
          f"Of the ledger's {len(ledger.CLAIMS)} claims: {counts}; the card's promotion rule says "
          f"'{v['claim-promote'].word}'."]
     return " ".join(s)
 
 
-def abstract(root=".") -> str:
-    """:func:`findings_markdown` of the evidence stored in ``root``'s chapters (the PDF's and
-    the README's abstract)."""
-    ev = ledger.read_evidence(pathlib.Path(root) / "chapters")
-    return findings_markdown(ev)
+
+def abstract(root=".", links: str = "plain") -> str:
+    """:func:`findings_list` of the evidence stored in ``root``'s chapters: the PDF's abstract
+    (``links="plain"``) and the README's findings block (``links="readme"``, ``tools/findings.py``)."""
+    return findings_list(read_findings_evidence(pathlib.Path(root) / "chapters"), links)
