@@ -51,8 +51,9 @@ crossing modules)::
   ``analysis.front`` (the front of trained Pre-LN and its predictions), ``analysis.recheck``
   (a stored run re-run live), ``analysis.training_claims``
 * ``cli``: ``__main__`` (the command line, also the ``resdecay`` console script: routes
-  ``train``, ``sweep``, ``measure``, ``depth-cost``, ``prepare-models``, ``prepare-corpus``;
-  ``--version`` prints :data:`__version__`), ``cli.measure``, ``cli.depth_cost``
+  ``train``, ``sweep``, ``measure``, ``depth-cost``, ``analyse``, ``prepare-models``,
+  ``prepare-corpus``; ``--version`` prints the name, :data:`__version__` and the commit),
+  ``cli.measure``, ``cli.depth_cost``, ``cli.analyse``
 
 Old flat module -> new module (issue 21; ``tools/migrate_imports.py`` rewrites imports)::
 

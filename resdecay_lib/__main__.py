@@ -3,7 +3,8 @@
 Each command lives in the module that does the work; that module defines
 ``register_cli(subparsers)``, which adds its sub-commands with ``set_defaults(func=...)``.
 Modules are imported only when listed here, so adding a command is one line.
-``--version`` prints the library's version.
+``--version`` prints the command's name, the library's version and its commit
+(:func:`version_line`).
 """
 from __future__ import annotations
 
@@ -16,7 +17,8 @@ from pathlib import Path
 from . import __version__
 
 #: modules that contribute sub-commands (each defines ``register_cli``)
-COMMAND_MODULES: tuple[str, ...] = ("training.data", "training.runs", "training.sweep", "cli.measure", "cli.depth_cost")
+COMMAND_MODULES: tuple[str, ...] = ("training.data", "training.runs", "training.sweep", "cli.measure", "cli.depth_cost",
+                                     "cli.analyse")
 
 #: the console script's name ([project.scripts] in pyproject.toml)
 SCRIPT = "resdecay"
@@ -55,10 +57,22 @@ def _describe_train_options(parser: argparse.ArgumentParser) -> None:
         action.help = action.help.replace("%", "%%")
 
 
+def version_line() -> str:
+    """What ``--version`` prints: ``resdecay 0.1.0 (git:3541c71)``, the commit being ``git
+    describe --always --dirty`` of the repository the library runs from
+    (:func:`resdecay_lib.training.store.code_version`), or, where it runs from no repository
+    (an installed copy), a note that no commit is known."""
+    from .training.store import code_version
+    code = code_version()
+    commit = code if code.startswith("git:") else "no git commit: not run from a repository"
+    return f"{SCRIPT} {__version__} ({commit})"
+
+
 def main(argv: list[str] | None = None) -> int:
     prog = SCRIPT if Path(sys.argv[0]).name == SCRIPT else "python -m resdecay_lib"
     parser = _Parser(prog=prog, description="Measure and train for the resdecay book.")
-    parser.add_argument("--version", action="store_true", help="print the library's version and exit")
+    parser.add_argument("--version", action="store_true",
+                        help="print the command's name, the library's version and its git commit, and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMAND_MODULES:
         importlib.import_module(f"resdecay_lib.{name}").register_cli(sub)
@@ -66,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
         _describe_train_options(sub.choices["train"])
     args = parser.parse_args(argv)
     if args.version:
-        print(f"resdecay_lib {__version__}")
+        print(version_line())
         return 0
     if not getattr(args, "func", None):
         parser.print_help()

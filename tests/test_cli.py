@@ -34,7 +34,7 @@ def test_the_resdecay_console_script_is_declared_and_prints_the_version(capsys):
     scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
     assert scripts == {"resdecay": "resdecay_lib.__main__:main"}
     assert main(["--version"]) == 0
-    assert capsys.readouterr().out == f"resdecay_lib {__version__}\n"
+    assert capsys.readouterr().out.startswith(f"resdecay {__version__} (")   # and the commit (test_cli_results)
 
 
 def test_the_installed_resdecay_script_runs_and_names_itself_in_errors():
@@ -44,7 +44,7 @@ def test_the_installed_resdecay_script_runs_and_names_itself_in_errors():
         if script is None:
             pytest.skip("the console script is not installed (pip install -e . installs it)")
     out = subprocess.run([str(script), "--version"], capture_output=True, text=True, timeout=120)
-    assert out.returncode == 0 and out.stdout.strip() == f"resdecay_lib {__version__}"
+    assert out.returncode == 0 and out.stdout.startswith(f"resdecay {__version__} (")
     bad = subprocess.run([str(script), "nope"], capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2 and bad.stderr.startswith("resdecay: ") and len(bad.stderr.splitlines()) == 1
 
@@ -207,11 +207,14 @@ def test_a_sweep_prints_its_output_folder_first_and_a_table_of_runs_status_and_f
     folder = tmp_path / "sweep"
     assert out[0] == f"sweep sweep: 1 runs, results in {folder}"
     loss = json.loads((folder / "pre_ln_L1_s0.json").read_text())["final"]["val_loss"]["mean"]
-    assert out[-3] == f"results in {folder}:"
-    assert out[-2].split() == ["run", "status", "final", "val", "loss", "this", "sweep"]
-    assert out[-1].split()[:3] == ["pre_ln_L1_s0", "ok", f"{loss:.4f}"] and out[-1].split()[3] == "ok,"
+    # the table's last line is its legend; an L = 1 run has no exponent (test_cli_results pins the columns)
+    assert out[-4] == f"results in {folder}:"
+    assert out[-3].split() == ["run", "status", "final", "val", "loss", "exponent", "[95%]", "theorem", "reading",
+                               "this", "sweep"]
+    assert out[-2].split()[:3] == ["pre_ln_L1_s0", "ok", f"{loss:.4f}"] and out[-2].split()[-3] == "ok,"
+    assert out[-1].startswith("exponent: omega_k^2 ~ k^p fitted over k = 2..L")
     assert main(["sweep", str(cfg), "--root", str(tmp_path), "--workers", "1"]) == 0      # again: skipped
-    assert capsys.readouterr().out.splitlines()[-1].split()[3:] == ["done,", "skipped"]
+    assert capsys.readouterr().out.splitlines()[-2].split()[-2:] == ["done,", "skipped"]
 
 
 def test_the_tiny_config_is_a_sweep_of_two_placements_at_depths_2_and_4_of_width_32():

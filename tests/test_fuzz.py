@@ -103,6 +103,11 @@ SPEC = sweep.load_sweep({"out": "sweep", "archs": ["pre_ln"], "depths": [1], "se
                          "plan": {"measure_steps": [0, 4], "eval_every": 2}})
 CORPUS = data.Corpus("tiny", np.arange(60) % 3, np.arange(30) % 3, data.CharVocab(("\x00", "a", "b")))
 CURVE = [{"step": 0, "mean": 4.0}, {"step": 6, "mean": 3.0}, {"step": 12, "mean": 2.9}]
+#: a stored run result with the fields stored_exponent reads: L = 4, three sequences, measured at step 4
+STORED = {"name": "pre_ln_L4_s0", "status": "ok", "config": {**dataclasses.asdict(CFG), "n_layer": 4},
+          "checkpoints": [{"step": 4, "measure": {"stream": {
+              "omega_sq_per_sequence": np.outer([1.0, 1.2, 0.9], np.arange(1.0, 5.0) ** -1.0).tolist(),
+              "gram": (np.eye(5) + 0.1).tolist()}}}]}
 TEXT = "Shall I compare thee to a summer's day? " * 50
 
 
@@ -228,6 +233,9 @@ EXAMPLES = {
     "training.runs.provenance": (dict(cfg=CFG, code="git:fuzz"), False),
     "training.runs.run_result": (dict(cfg=CFG, plan=runs.RunPlan((0, 4)), checkpoint=None, progress=False, stop_at=None,
                              code="git:fuzz"), False),
+    "training.runs.part_read": (dict(arch="resi_dual"), True),
+    "training.runs.stored_exponent": (dict(result=STORED, step=4, k_min=2, level=0.95), True),
+    "training.runs.exponent_lines": (dict(e=runs.stored_exponent(STORED)), True),
     # stats
     "stats.inference.t_cdf": (dict(t=1.0, df=3.0), True),
     "stats.inference.t_quantile": (dict(p=0.9, df=3.0), True),

@@ -131,13 +131,15 @@ def test_train_rejects_a_checkpoint_that_is_a_folder_or_under_a_file_before_trai
     _exit_2_in_one_line(TRAIN + ["--checkpoint", str(tmp_path / "f" / "c.pt")], capsys, "--checkpoint cannot be written")
 
 
-def test_train_with_a_checkpoint_in_a_missing_folder_makes_the_folder_and_finishes(tmp_path, capsys):
+def test_train_with_a_checkpoint_in_a_missing_folder_makes_the_folder_and_finishes(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)            # without --out, train writes runs/<run name>.json here
     ck = tmp_path / "missing" / "run.pt"
     assert cli_main(TRAIN + ["--checkpoint", str(ck)]) == 0
     assert ck.is_file()
 
 
-def test_train_recovers_from_a_truncated_checkpoint_as_the_sweep_does(tmp_path, capsys):
+def test_train_recovers_from_a_truncated_checkpoint_as_the_sweep_does(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)            # without --out, train writes runs/<run name>.json here
     ck, out = tmp_path / "run.pt", tmp_path / "r.json"
     assert cli_main(TRAIN + ["--checkpoint", str(ck)]) == 0
     data = ck.read_bytes()

@@ -50,8 +50,9 @@ from ..stats.exponents import check_gram as _check_gram
 from ..stats.exponents import convention, half_ratio, halves, reference_exponent, rho  # noqa: F401 (the chapters' R.rho, R.half_ratio)
 from ..stats.exponents import FRONT_BLOCKS, TAIL_BLOCKS
 from ..training.store import load_sweep, result_path, run_id, sweep_runs
+from ..training.runs import part_read
 
-__all__ = ["OUTLIER_Z", "DRIFT_MARGIN", "PART", "Sweep", "choose_lr", "choose_lr_two_stage",
+__all__ = ["OUTLIER_Z", "DRIFT_MARGIN", "Sweep", "choose_lr", "choose_lr_two_stage",
            "flag_runs", "final_loss", "at_step", "omega_per_sequence", "gram_at", "rho",
            "convention", "reference_exponent", "curve_exponent", "seed_exponents", "SETTLE_STEPS", "SETTLE_ALPHA", "exponent_path", "Settling", "settling",
            "curvature", "rc_from_gram", "predictions", "prediction_log_errors", "departure",
@@ -68,11 +69,11 @@ OUTLIER_Z = 3.0
 DRIFT_MARGIN = 0.2
 
 #: the stream each placement's blocks read: ResiDual's Post-LN stream x_a
-PART = {"resi_dual": "post_ln"}
-
-
 def part_of(arch: str) -> str:
-    return PART.get(arch, "stream")
+    """The part of a stored run's measurement that holds the stream the blocks read
+    (:func:`resdecay_lib.training.runs.part_read`, the one rule: ``"post_ln"`` for a
+    two-stream placement, ResiDual's x_a, else ``"stream"``)."""
+    return part_read(arch)
 
 
 # ----------------------------------------------------------------------------- argument checks

