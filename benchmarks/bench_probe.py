@@ -15,12 +15,16 @@ Each round times the three in a new order (a rotation), so that a slow spell of 
 hits them alike; a round's ratio is its probe time over its own plain forward, and the
 median over rounds is printed with the spread (min, quartiles, max). The metrics-only probe
 passes if its median ratio is at most 1.05 plain forwards; the script exits 1 otherwise.
+The first line names the machine: the CPU's model (resdecay_lib.training.store.cpu_model), the
+kernels torch runs on it (torch.backends.cpu.get_cpu_capability) and the threads, since the
+ratio depends on them (the hooks' float64 sums are memory-bound, the forward compute-bound).
 
     .venv/bin/python benchmarks/bench_probe.py [--repeats 15] [--threads 2]
 """
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import time
@@ -31,6 +35,7 @@ import torch
 from resdecay_lib.nn.device import pin_threads
 from resdecay_lib.nn.models import build
 from resdecay_lib.nn.probe import layer_change, measure, residual_stream
+from resdecay_lib.training.store import cpu_model
 
 LIMIT = 1.05
 
@@ -67,6 +72,8 @@ def main(argv=None) -> int:
             calls[n]()
             times[n].append(time.perf_counter() - t0)
     plain_t = np.array(times["plain"])
+    print(f"CPU: {cpu_model()}; torch {torch.__version__} kernels {torch.backends.cpu.get_cpu_capability()}; "
+          f"{torch.get_num_threads()} torch thread(s) of {os.cpu_count()} CPU(s)")
     print(f"12 layers, d 256, 16 x 256 tokens, {args.threads} thread(s), {args.repeats} rounds")
     print(f"{'plain no-grad forward':28s} median {statistics.median(times['plain']) * 1e3:7.1f} ms")
     ratios = {}

@@ -134,3 +134,84 @@ def test_errors_name_the_problem():
     with pytest.raises(ValueError, match="every token"):
         layer_change(torch.randn(3, 2, 3, 4), mask=torch.zeros(2, 3))
     assert no_hooks(model)
+
+
+# ----------------------------------------------------------------------------- issue 33: the summing sink
+
+@pytest.mark.parametrize("use_numpy,bands", [(True, 1), (True, 3), (False, 1)],
+                         ids=["numpy-on-cpu", "numpy-in-3-bands-of-tokens", "torch-as-on-a-gpu"])
+def test_sum_sink_gives_the_per_token_sums_and_the_summands_centred_squares(use_numpy, bands, monkeypatch):
+    import numpy as np
+    from resdecay_lib.nn import hooks
+    from resdecay_lib.nn.hooks import SumSink
+    monkeypatch.setattr(SumSink, "use_numpy", use_numpy)
+    monkeypatch.setattr(hooks, "_BAND_MIN", 4)          # 12 tokens: as many bands as threads, up to 3
+    monkeypatch.setattr(hooks.torch, "get_num_threads", lambda: bands)
+    g = torch.Generator().manual_seed(0)
+    x = (torch.randn(5, 3, 4, 16, generator=g).cumsum(0) + 0.5).float()     # [L+1, B, T, D]
+    sink = SumSink(5)
+    for k in range(5):
+        state = x[k].clone()
+        sink.put(k, state)
+        state.mul_(-7.0)               # an in-place operation after the hook: the sums keep the state
+    s, q, c, e, shape = sink.result()
+    a = x.double().reshape(5, 12, 16).numpy()
+    u = np.concatenate([a[:1], a[1:] - a[:-1]])
+    u = u - u.mean(-1, keepdims=True)
+    assert shape == (3, 4, 16)
+    np.testing.assert_allclose(s, a.sum(-1), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(q, (a * a).sum(-1), rtol=1e-12, atol=0)
+    np.testing.assert_allclose(c, (a[:-1] * a[1:]).sum(-1), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(e, (u * u).sum(-1), rtol=1e-12, atol=0)
+
+
+def test_sum_sink_takes_states_in_stream_order_only():
+    from resdecay_lib.nn.hooks import SumSink
+    sink = SumSink(3)
+    sink.put(0, torch.randn(2, 3, 4))
+    with pytest.raises(RuntimeError, match="out of stream order"):
+        sink.put(2, torch.randn(2, 3, 4))
+    with pytest.raises(ValueError, match="changes shape"):
+        sink.put(1, torch.randn(2, 3, 5))
+
+
+def test_metrics_only_measure_in_bands_of_tokens_equals_it_in_one_band(monkeypatch):
+    import dataclasses
+    import numpy as np
+    from resdecay_lib.nn import hooks, probe
+    model, x = build("pre_ln", **TINY).eval(), idx(B=4, T=8)
+    _, one = probe.measure(model, x, keep_stream=False)
+    monkeypatch.setattr(hooks, "_BAND_MIN", 5)          # 32 tokens in 3 bands of 10, 11, 11
+    monkeypatch.setattr(hooks.torch, "get_num_threads", lambda: 3)
+    _, three = probe.measure(model, x, keep_stream=False)
+    for f in dataclasses.fields(one):
+        a, b = getattr(one, f.name), getattr(three, f.name)
+        if isinstance(a, dict):
+            assert a.keys() == b.keys() and all(np.array_equal(a[m], b[m]) for m in a)
+        else:
+            np.testing.assert_array_equal(a, b)        # each token's sums are its own: bit for bit
+
+
+def test_a_forked_child_does_not_inherit_the_bands_thread_pool():
+    """A sweep's worker is a forked process: the pool of the parent's band threads is not its
+    own (the threads are not copied), so it must start without one."""
+    import os
+    from resdecay_lib.nn import hooks
+    threads = torch.get_num_threads()
+    torch.set_num_threads(2)                                # two bands: the parent makes its pool
+    try:
+        hooks._in_bands(lambda lo, hi: None, 10**6)
+    finally:
+        torch.set_num_threads(threads)
+    assert hooks._POOL is not None
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:                                            # the child: no pool, and banding works
+        ok = hooks._POOL is None
+        hooks._in_bands(lambda lo, hi: None, 10**6)
+        os.write(w, b"1" if ok else b"0")
+        os._exit(0)
+    os.close(w)
+    got = os.read(r, 1)
+    os.waitpid(pid, 0)
+    assert got == b"1"

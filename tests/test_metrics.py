@@ -121,6 +121,27 @@ def test_gram_of_independent_summands_is_near_diagonal():
     assert np.abs(off).max() < 5 / math.sqrt(8 * 16 * 256)  # ~5 standard errors of a correlation
 
 
+def test_layer_change_carries_the_diagonal_of_the_gram_of_the_kept_tokens_as_summand_sq():
+    g = torch.Generator().manual_seed(4)
+    x = 3 * torch.randn(5, 3, 6, 12, generator=g).cumsum(0) + 1.0
+    mask = torch.ones(3, 6)
+    mask[0, 4:] = 0
+    mask[2] = 0                                                   # a sequence of padding only: dropped
+    for m in (None, mask):
+        kept = x if m is None else x[:, m.bool()]
+        np.testing.assert_allclose(metrics.layer_change(x, mask=m).summand_sq, np.diag(metrics.gram(kept)),
+                                   rtol=1e-12, atol=0)
+
+
+def test_change_from_sums_without_the_summands_leaves_summand_sq_none():
+    x = torch.randn(3, 2, 4, 8, generator=torch.Generator().manual_seed(5)).double()
+    flat = x.reshape(3, 8, 8)
+    s, q, c, e = (v.reshape(-1, 2, 4).numpy() for v in metrics._token_sums(flat))
+    assert metrics.change_from_sums(s, q, c, 8, None, LN_EPS).summand_sq is None
+    with_e = metrics.change_from_sums(s, q, c, 8, None, LN_EPS, e=e)
+    np.testing.assert_allclose(with_e.summand_sq, np.diag(metrics.gram(x)), rtol=1e-12, atol=0)
+
+
 # ----------------------------------------------------------------------------- one mask rule
 
 def test_every_measurement_drops_a_sequence_with_no_token_and_raises_when_none_is_left():

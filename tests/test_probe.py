@@ -129,13 +129,102 @@ def test_exponent_reads_the_gram_of_the_kept_tokens_when_a_mask_is_given():
 
 
 def test_exponent_without_a_gram_or_a_stream_needs_the_convention_and_then_uses_it():
+    import dataclasses
     ch = layer_change(residual_stream(_zoo(L=6), idx(B=4, T=8)))
-    with pytest.raises(ValueError, match="embedding_counted"):
+    ch = dataclasses.replace(ch, summand_sq=None)       # a LayerChange without the Gram's diagonal
+    with pytest.raises(ValueError, match="embedding_counted is needed when neither gram nor stream is given"):
         probe.exponent(ch)
     e = probe.exponent(ch, k_min=3, k_max=6, embedding_counted=False)
     from resdecay_lib.analysis import training_analysis as results
     assert (e.convention, e.rho, e.k_min, e.k_max) == ("seed", None, 3, 6)
     assert e.reference == results.reference_exponent(3, 6, False)
+
+
+# ----------------------------------------------------------------------------- issue 33: rho from the sums
+
+def _rho_of(change):
+    from resdecay_lib.stats import exponents
+    return exponents.rho(np.diag(change.summand_sq))
+
+
+def _padded(B=6, T=8, seed=5):
+    """A mask of real padding: sequence b keeps its first tokens, one sequence keeps none."""
+    lengths = torch.randint(1, T + 1, (B,), generator=torch.Generator().manual_seed(seed))
+    lengths[1] = 0
+    return (torch.arange(T)[None] < lengths[:, None]).long()
+
+
+@pytest.mark.parametrize("use_numpy", [True, False], ids=["numpy-on-cpu", "torch-as-on-a-gpu"])
+@pytest.mark.parametrize("masking", ["every-token", "random-mask", "padding"])
+def test_metrics_only_rho_equals_the_rho_of_the_streams_gram_to_1e_10_relative(use_numpy, masking, monkeypatch):
+    from resdecay_lib.stats import exponents
+    monkeypatch.setattr(hooks.SumSink, "use_numpy", use_numpy)
+    model, x = _zoo(L=6), idx(B=6, T=8, seed=7)
+    mask = {"every-token": None, "padding": _padded(),
+            "random-mask": (torch.rand(6, 8, generator=torch.Generator().manual_seed(8)) > 0.4).long()}[masking]
+    stream, full = probe.measure(model, x, mask, batch_size=4)
+    _, fast = probe.measure(model, x, mask, batch_size=4, keep_stream=False)
+    kept = stream if mask is None else stream[:, mask.bool()]
+    G = probe.gram(kept)
+    assert fast.summand_sq.shape == full.summand_sq.shape == (7,)
+    np.testing.assert_allclose(fast.summand_sq, np.diag(G), rtol=1e-10, atol=0)
+    np.testing.assert_allclose(full.summand_sq, np.diag(G), rtol=1e-10, atol=0)
+    assert _rho_of(fast) == pytest.approx(exponents.rho(G), rel=1e-10, abs=0)
+    assert _rho_of(full) == pytest.approx(exponents.rho(G), rel=1e-10, abs=0)
+
+
+def test_metrics_only_rho_holds_at_sublayer_granularity_and_for_a_hugging_face_like_stack():
+    model, x = _zoo(L=3), idx(B=4, T=8)
+    points = [b.resid_mid for b in model.blocks]
+    sub, _ = probe.measure_sublayers(model, x, None, list(model.blocks), points, batch_size=3)
+    _, fast = probe.measure_sublayers(model, x, None, list(model.blocks), points, batch_size=3, keep_stream=False)
+    np.testing.assert_allclose(fast.summand_sq, np.diag(probe.gram(sub.tensor)), rtol=1e-10, atol=0)
+    hf = HFLike(L=3)
+    enc = {"input_ids": idx(B=3, T=5) % 7, "attention_mask": _padded(B=3, T=5, seed=1)}
+    stream, _ = probe.measure(hf, enc, blocks=list(hf.layers))
+    _, fast = probe.measure(hf, enc, blocks=list(hf.layers), keep_stream=False)
+    G = probe.gram(stream[:, enc["attention_mask"].bool()])      # the padding left out, as measure does
+    np.testing.assert_allclose(fast.summand_sq, np.diag(G), rtol=1e-10, atol=0)
+
+
+@pytest.mark.parametrize("masking", ["every-token", "padding"])
+def test_exponent_of_a_metrics_only_change_chooses_the_convention_the_stream_chooses(masking):
+    model, x = _zoo(L=8), idx(B=6, T=8)
+    mask = None if masking == "every-token" else _padded()
+    stream, full = probe.measure(model, x, mask)
+    _, fast = probe.measure(model, x, mask, keep_stream=False)
+    with_stream = probe.exponent(full, k_min=2, stream=stream, mask=mask)
+    alone = probe.exponent(fast, k_min=2)
+    assert alone.rho == pytest.approx(with_stream.rho, rel=1e-10, abs=0)
+    assert (alone.convention, alone.embedding_counted, alone.reference, alone.k_min, alone.k_max) == \
+        (with_stream.convention, with_stream.embedding_counted, with_stream.reference, 2, 8)
+    assert alone.exponent == pytest.approx(with_stream.exponent, rel=1e-8)
+    assert probe.exponent(full, k_min=2).rho == pytest.approx(with_stream.rho, rel=1e-10, abs=0)
+
+
+def test_exponent_of_a_metrics_only_change_lets_an_explicit_convention_win_and_still_reports_rho():
+    _, fast = probe.measure(_zoo(L=6), idx(B=4, T=8), keep_stream=False)
+    chosen = probe.exponent(fast, k_min=2)
+    forced = probe.exponent(fast, k_min=2, embedding_counted=not chosen.embedding_counted)
+    assert forced.embedding_counted is (not chosen.embedding_counted) and forced.rho == chosen.rho
+
+
+def test_exponent_of_a_change_without_summand_sq_raises_and_one_with_a_zero_summand_names_it():
+    import dataclasses
+    _, fast = probe.measure(_zoo(L=6), idx(B=4, T=8), keep_stream=False)
+    with pytest.raises(ValueError, match="embedding_counted is needed when neither gram nor stream is given"):
+        probe.exponent(dataclasses.replace(fast, summand_sq=None))
+    zero = fast.summand_sq.copy()
+    zero[3] = 0.0                                        # a removed block adds nothing
+    with pytest.raises(ValueError, match=r"summand_sq must hold L\+1 = 7 positive variances.*embedding_counted"):
+        probe.exponent(dataclasses.replace(fast, summand_sq=zero))
+    e = probe.exponent(dataclasses.replace(fast, summand_sq=zero), embedding_counted=False)
+    assert (e.convention, e.rho) == ("seed", None)
+
+
+def test_summand_sq_is_left_out_of_the_repr_and_the_dict():
+    stream, full = probe.measure(_zoo(L=4), idx(B=3, T=8))
+    assert "summand" not in repr(full) and "summand_sq" not in full.to_dict()
 
 
 def test_exponent_reading_says_where_the_theorems_exponent_lies():

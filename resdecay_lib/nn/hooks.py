@@ -38,6 +38,8 @@ and :func:`resdecay_lib.analysis.depthcost.removal_costs` (sets of blocks, Chapt
 """
 from __future__ import annotations
 
+import os
+
 from collections.abc import Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -101,7 +103,8 @@ def capture(model: nn.Module, inputs, entries: list[nn.Module], exit_module: nn.
 
     With ``sums``, nothing is stacked: each hook reduces its state at once to the per-token
     float64 sums :func:`layer_change` reads (:class:`SumSink`) and keeps only the previous
-    state; returns ``(s, q, c)``, numpy [L+1, N], [L+1, N], [L, N] with N = B T."""
+    state; returns ``(s, q, c, e, shape)``, numpy [L+1, N], [L+1, N], [L, N], [L+1, N] with
+    N = B T, and the stream's shape."""
     if not isinstance(model, nn.Module):
         raise ArgumentTypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
     if len(entries) == 0:
@@ -171,14 +174,29 @@ def capture(model: nn.Module, inputs, entries: list[nn.Module], exit_module: nn.
 
 class SumSink:
     """Per-token float64 sums of the stream, state by state, as the hooks see it: sum_i x_ki,
-    ||x_k||^2 and <x_{k-1}, x_k> (what :func:`resdecay_lib.nn.metrics._token_sums` computes
-    from a stacked stream), holding one previous state instead of all L+1.
+    ||x_k||^2, <x_{k-1}, x_k> (what :func:`resdecay_lib.nn.metrics._token_sums` computes from a
+    stacked stream) and the centred squared norm of each summand, ||u_k - mean_i u_ki||^2 with
+    u_0 = x_1 and u_k = x_{k+1} - x_k (the diagonal :func:`resdecay_lib.nn.metrics.gram`
+    averages, for rho), holding one previous state instead of all L+1.
 
-    Each state is first rounded to float32, as the stacked buffer stores it; the products of
-    two float32 numbers are exact in float64, so the sums differ from the stacked
-    computation's only in the order of the float64 additions. On the CPU the sums are NumPy
-    ``einsum`` loops over the state in float64 (one thread: torch's parallel reductions stall
-    on a busy machine); on another device, torch's float64 reductions there.
+    Each state is first rounded to float32, as the stacked buffer stores it, then copied into
+    a float64 buffer (exact; a copy, so a later in-place operation inside the model cannot
+    alter it). The products of two float32 numbers and the difference of two states are exact
+    in float64, so the sums differ from the stacked computation's only in float64 rounding:
+
+    * ``s`` = sum_i x_i and ``q`` = sum_i x_i^2, summed directly;
+    * the summand's ``dd`` = sum_i (x_{k+1,i} - x_{k,i})^2, summed directly from the difference;
+    * ``c`` = <x_k, x_{k+1}> = (q_k + q_{k+1} - dd) / 2 (one pass fewer than summing it: the
+      identity is exact, its rounding is eps_64 (q_k + q_{k+1}), the order of the direct
+      sum's);
+    * ``e`` = dd - (s_{k+1} - s_k)^2 / D, the summand centred over its D coordinates (for
+      u_0 = x_1, centred and squared directly).
+
+    On the CPU the sums are NumPy ``einsum`` loops in two float64 buffers that the states take
+    in turn (no allocation of a state per state), over bands of tokens on as many threads as
+    torch uses (:func:`_in_bands`; NumPy's loops, not torch's parallel reductions, which stall
+    on a busy machine); on another device, torch's float64 reductions there, by the same
+    formulas.
     The states must arrive in stream order (every Pre-LN, Post-LN or Hugging Face stack runs
     its blocks in order)."""
 
@@ -187,7 +205,8 @@ class SumSink:
 
     def __init__(self, n: int):
         self.n, self.next, self.prev, self.shape = n, 0, None, None
-        self.s, self.q, self.c = [None] * n, [None] * n, [None] * (n - 1)
+        self.s, self.q, self.c, self.e = [None] * n, [None] * n, [None] * (n - 1), [None] * n
+        self._spare = None                 # the float64 buffer the next state is copied into
 
     def put(self, slot, x):
         if slot != self.next:
@@ -199,27 +218,106 @@ class SumSink:
             raise ValueError(f"the stream changes shape between hooked modules: "
                              f"{self.shape} then {tuple(x.shape)} at position {slot}")
         D = x.shape[-1]
-        a = x.to(torch.float32)
+        a = x.to(torch.float32).reshape(-1, D)
         if a.device.type == "cpu" and self.use_numpy:
-            # float64 (exact), a new array: a later in-place operation inside the model cannot alter it
-            a = a.reshape(-1, D).numpy().astype(np.float64)
-            self.s[slot] = np.einsum("nd->n", a)
-            self.q[slot] = np.einsum("nd,nd->n", a, a)
-            if slot:
-                self.c[slot - 1] = np.einsum("nd,nd->n", self.prev, a)
-            self.prev = a if slot < self.n - 1 else None
+            self._put_numpy(slot, a.numpy(), D)
         else:
-            a = a.reshape(-1, D).double()          # a new tensor: safe from in-place operations
-            self.s[slot], self.q[slot] = a.sum(-1), (a * a).sum(-1)
-            if slot:
-                self.c[slot - 1] = (self.prev * a).sum(-1)
-            self.prev = a if slot < self.n - 1 else None
+            self._put_torch(slot, a, D)
         self.next += 1
+
+    def _put_numpy(self, slot, a32, D):
+        N = a32.shape[0]
+        cur = self._spare if self._spare is not None else np.empty((N, D), dtype=np.float64)
+        prev, first = self.prev, slot == 0
+        u = np.empty_like(cur) if first else None
+        s, q, e = np.empty(N), np.empty(N), np.empty(N)
+        c = None if first else np.empty(N)
+        s_prev, q_prev = (None, None) if first else (self.s[slot - 1], self.q[slot - 1])
+
+        def rows(lo, hi):                                     # one band of tokens, all its sums
+            A = cur[lo:hi]
+            np.copyto(A, a32[lo:hi])                          # float64, exact; our own copy
+            sa = np.einsum("nd->n", A, out=s[lo:hi])
+            qa = np.einsum("nd,nd->n", A, A, out=q[lo:hi])
+            if first:                                         # u_0 = x_1, centred directly
+                U = u[lo:hi]
+                np.subtract(A, (sa / D)[:, None], out=U)
+                np.einsum("nd,nd->n", U, U, out=e[lo:hi])
+                return
+            P = prev[lo:hi]
+            np.subtract(A, P, out=P)                          # x_{k+1} - x_k, exact, in place
+            dd = np.einsum("nd,nd->n", P, P)
+            c[lo:hi] = (q_prev[lo:hi] + qa - dd) * 0.5
+            sd = sa - s_prev[lo:hi]
+            e[lo:hi] = dd - sd * sd / D
+
+        _in_bands(rows, N)
+        self.s[slot], self.q[slot], self.e[slot] = s, q, e
+        if not first:
+            self.c[slot - 1] = c
+        last = slot == self.n - 1
+        spare = u if first else prev                          # the buffer the next state is copied into
+        self._spare, self.prev = (None, None) if last else (spare, cur)
+
+    def _put_torch(self, slot, a, D):
+        a = a.double()                                        # a new tensor: safe from in-place operations
+        s = self.s[slot] = a.sum(-1)
+        q = self.q[slot] = (a * a).sum(-1)
+        if slot == 0:
+            u = a - (s / D)[:, None]
+            self.e[0] = (u * u).sum(-1)
+        else:
+            d = a - self.prev
+            dd = (d * d).sum(-1)
+            self.c[slot - 1] = (self.q[slot - 1] + q - dd) * 0.5
+            sd = s - self.s[slot - 1]
+            self.e[slot] = dd - sd * sd / D
+        self.prev = a if slot < self.n - 1 else None
 
     def result(self):
         def stack(parts):
             return np.stack([p if isinstance(p, np.ndarray) else p.cpu().numpy() for p in parts])
-        return stack(self.s), stack(self.q), stack(self.c), self.shape
+        return stack(self.s), stack(self.q), stack(self.c), stack(self.e), self.shape
+
+
+#: the fewest tokens a band of :func:`_in_bands` holds, and the most bands
+_BAND_MIN, _BANDS_MAX = 512, 4
+_POOL = None
+
+
+def _forget_pool():
+    # a forked child (a sweep's worker process) inherits the pool object but not its threads:
+    # it makes its own on first use instead of waiting forever on the parent's
+    global _POOL
+    _POOL = None
+
+
+os.register_at_fork(after_in_child=_forget_pool)
+
+
+def _in_bands(work, N):
+    """``work(lo, hi)`` over the tokens [0, N) in contiguous bands, one per torch thread (at most
+    :data:`_BANDS_MAX`, at least :data:`_BAND_MIN` tokens each), the first on this thread and the
+    others on a small pool: the forward's own threads are idle while a hook runs, and NumPy's
+    loops release the GIL. Every token's sums are the same whichever band holds it (each is a
+    reduction over its own row), so the split changes no result."""
+    bands = max(1, min(torch.get_num_threads(), _BANDS_MAX, N // _BAND_MIN))
+    if bands == 1:
+        work(0, N)
+        return
+    global _POOL
+    if _POOL is None:
+        from concurrent.futures import ThreadPoolExecutor
+        _POOL = ThreadPoolExecutor(_BANDS_MAX - 1, thread_name_prefix="resdecay-sums")
+    edges = [N * i // bands for i in range(bands + 1)]
+    futures = [_POOL.submit(work, edges[i], edges[i + 1]) for i in range(1, bands)]
+    try:
+        work(edges[0], edges[1])
+    finally:
+        for f in futures:                                 # every band done before a result or an error
+            f.exception()
+    for f in futures:
+        f.result()
 
 
 @accepts(model=_MODULE, exit_module=_MODULE_OR_NONE)

@@ -26,6 +26,11 @@ The metrics of :func:`layer_change` (x_k the stream entering block k, k = 1..L, 
 Each is averaged over the (unmasked) tokens of each sequence, then over sequences; its
 standard error is the standard deviation of the per-sequence means over sqrt(B).
 
+The change also carries ``summand_sq`` [L+1], the diagonal of :func:`gram` over the same
+tokens (the centred squared norm of the embedding x_1 and of each block output x_{k+1} - x_k,
+per coordinate and token, summed per token from the exact float64 difference), from which
+rho is read without the stream.
+
 Everything is computed from per-token float64 sums (sum x, ||x||^2, <x_k, x_{k+1}>): the
 product of two float32 numbers is exact in float64, so the only rounding is float64
 accumulation, and the metrics cost about one pass over the stream. The price is
@@ -59,22 +64,29 @@ _CHUNK = 128
 def _token_sums(x: torch.Tensor):
     """Per-token float64 sums of a stream [L+1, N, D] (float32 or any float).
 
-    Returns sum_i x_ki (L+1, N), ||x_k||^2 (L+1, N) and <x_k, x_{k+1}> (L, N), float64.
+    Returns sum_i x_ki (L+1, N), ||x_k||^2 (L+1, N), <x_k, x_{k+1}> (L, N) and the centred
+    squared norms of the summands, ||u_k - mean_i u_ki||^2 (L+1, N) with u_0 = x_1 and
+    u_k = x_{k+1} - x_k (what :func:`gram`'s diagonal averages), float64.
     One chunk of tokens at a time: convert to float64 (exact), Gram matrix of the L+1
     states of each token by a batched matmul (float32 x float32 products are exact in
-    float64; the sums carry float64 rounding only), so the cost is one pass over the stream.
+    float64; the sums carry float64 rounding only), so the cost is one pass over the stream;
+    the summands are formed, centred and squared as :func:`gram` forms them.
     """
     L1, N, D = x.shape
     s = torch.empty(N, L1, dtype=torch.float64)
     q = torch.empty(N, L1, dtype=torch.float64)
     c = torch.empty(N, max(L1 - 1, 0), dtype=torch.float64)
+    e = torch.empty(N, L1, dtype=torch.float64)
     for i in range(0, N, _CHUNK):
         a = x[:, i:i + _CHUNK].transpose(0, 1).to(torch.float64, memory_format=torch.contiguous_format)
         g = torch.bmm(a, a.transpose(1, 2))            # (n, L+1, L+1)
         s[i:i + _CHUNK] = a.sum(-1)
         q[i:i + _CHUNK] = g.diagonal(dim1=1, dim2=2)
         c[i:i + _CHUNK] = g.diagonal(offset=1, dim1=1, dim2=2)
-    return s.T, q.T, c.T
+        u = torch.cat([a[:, :1], a[:, 1:] - a[:, :-1]], 1)      # the summands (n, L+1, D)
+        u = u - u.mean(-1, keepdim=True)
+        e[i:i + _CHUNK] = (u * u).sum(-1)
+    return s.T, q.T, c.T, e.T
 
 
 @dataclass(frozen=True)
@@ -85,6 +97,19 @@ class LayerChange:
     Each metric ``m`` has ``m`` (mean over sequences of the per-sequence token mean) and
     ``m_se`` (standard error over sequences; NaN when there is one sequence);
     ``per_sequence[m]`` holds the [B, L] per-sequence means (for bootstrap fits).
+
+    ``summand_sq`` [L+1] (float64; None for a LayerChange built without it, e.g. by hand) is
+    the diagonal of :func:`gram` over the same tokens: with the summands u_0 = x_1 (the
+    embedding) and u_k = x_{k+1} - x_k (block k's output), each centred over its D
+    coordinates,
+
+        summand_sq[k] = G_kk = mean over the kept tokens of (1/D) ||u_k - mean_i u_ki||^2,
+
+    the kept tokens being those the metrics average over (mask > 0, every token of every
+    sequence with one), pooled, not averaged per sequence. It is what
+    :func:`resdecay_lib.stats.exponents.rho` reads (G_00 / mean_k G_kk), so that
+    :func:`resdecay_lib.nn.probe.exponent` can choose the index convention from a LayerChange
+    alone. Left out of the repr and of :meth:`to_dict`.
     """
     k: np.ndarray
     omega_sq: np.ndarray
@@ -102,6 +127,7 @@ class LayerChange:
     n_sequences: int
     n_tokens: int
     per_sequence: dict = field(repr=False, default_factory=dict)
+    summand_sq: np.ndarray | None = field(repr=False, default=None)
 
     METRICS = ("omega_sq", "rel_update", "alignment", "angular", "influence", "norm")
 
@@ -158,15 +184,16 @@ def layer_change(stream: torch.Tensor, mask=None, eps: float = LN_EPS) -> LayerC
         bad = sorted({int(i) for i in torch.nonzero(~torch.isfinite(x))[:, 0].tolist()})
         raise ValueError(f"stream must be finite: it holds NaN or an infinity at state(s) {bad[:10]}")
 
-    s, q, c = _token_sums(x.reshape(L1, B * T, D))
-    s, q, c = (v.reshape(-1, B, T).numpy() for v in (s, q, c))
-    return change_from_sums(s, q, c, D, mask, eps)
+    s, q, c, e = _token_sums(x.reshape(L1, B * T, D))
+    s, q, c, e = (v.reshape(-1, B, T).numpy() for v in (s, q, c, e))
+    return change_from_sums(s, q, c, D, mask, eps, e=e)
 
 
-def change_from_sums(s, q, c, D, mask, eps) -> LayerChange:
+def change_from_sums(s, q, c, D, mask, eps, e=None) -> LayerChange:
     """:class:`LayerChange` from the per-token float64 sums [L+1, B, T] (``s``, ``q``) and
     [L, B, T] (``c``) of a stream of width ``D`` (:func:`_token_sums`,
-    :class:`~resdecay_lib.nn.hooks.SumSink`)."""
+    :class:`~resdecay_lib.nn.hooks.SumSink`). ``e`` [L+1, B, T], the summands' centred
+    squared norms ||u_k - mean_i u_ki||^2 per token, gives ``summand_sq`` (None: left None)."""
     L1, B, T = q.shape
     if not np.all(np.isfinite(q)):                    # a NaN or an infinity makes its ||x||^2 so
         bad = sorted({int(i) for i in np.nonzero(~np.isfinite(q))[0]})
@@ -205,8 +232,15 @@ def change_from_sums(s, q, c, D, mask, eps) -> LayerChange:
                       ("angular", angular), ("influence", 1.0 - cos_ab), ("norm", na)):
         m, se, ps = stats(val)
         out[name], out[name + "_se"], per[name] = m, se, ps
+    summand_sq = None
+    if e is not None:                                    # the Gram's diagonal over the kept tokens
+        e = np.asarray(e, dtype=np.float64)
+        if e.shape != q.shape:
+            raise ValueError(f"e must have the shape of q, [L+1, B, T] = {q.shape}, got {e.shape}")
+        kept_tokens = w > 0                              # (B', T): the tokens gram(stream[:, mask]) keeps
+        summand_sq = e[:, keep][:, kept_tokens].sum(1) / (int(kept_tokens.sum()) * D)
     return LayerChange(k=np.arange(1, L1, dtype=np.int64), n_sequences=nseq,
-                       n_tokens=int(w.sum()), per_sequence=per, **out)
+                       n_tokens=int(w.sum()), per_sequence=per, summand_sq=summand_sq, **out)
 
 
 def _token_weights(mask, B, T) -> tuple[np.ndarray, np.ndarray]:

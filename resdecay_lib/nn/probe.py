@@ -76,7 +76,7 @@ def _capture_in_batches(model, inputs, batch_size, progress, desc, blocks=None, 
     sequences, concatenated along the batch axis (what :func:`measure` and
     :func:`measure_sublayers` share, checks included). With ``keep_stream=False`` the
     per-token sums of each batch instead (:class:`~resdecay_lib.nn.hooks.SumSink`),
-    concatenated: ``(s, q, c, D)``."""
+    concatenated: ``(s, q, c, e, D)``."""
     if not isinstance(model, nn.Module):
         raise ArgumentTypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
     check_inputs(inputs, batch_size)
@@ -94,8 +94,8 @@ def _capture_in_batches(model, inputs, batch_size, progress, desc, blocks=None, 
         if shape is not None and shape_b[1:] != shape[1:]:
             raise ValueError(f"the batches' streams differ in shape: {shape[1:]} then {shape_b[1:]}")
         shape = shape_b
-    s, q, c = (np.concatenate([p[i] for p in sums], axis=1) for i in range(3))
-    return s, q, c, shape[-1]
+    s, q, c, e = (np.concatenate([p[i] for p in sums], axis=1) for i in range(4))
+    return s, q, c, e, shape[-1]
 
 
 def _default_mask(inputs, mask):
@@ -123,14 +123,16 @@ def measure(model: nn.Module, inputs, mask=None, blocks=None, batch_size: int = 
     each hook reduces its state at once to the per-token sums the metrics need, holding one
     state at a time (the cheap way when only the metrics are wanted: about one plain forward,
     benchmarks/bench_probe.py), and ``(None, change)`` is returned; the metrics equal the
-    stacked computation's up to the order of the float64 additions in the per-token sums
-    (about 1e-12 relative on a random model; tests/test_probe.py holds them to 1e-10).
+    stacked computation's up to float64 rounding in the per-token sums (about 1e-12 relative
+    on a random model; tests/test_probe.py holds them to 1e-10). Either way the change
+    carries ``summand_sq``, the diagonal of the summands' :func:`gram` over the masked tokens,
+    so that :func:`exponent` can choose the index convention from the change alone.
     """
     mask = _default_mask(inputs, mask)
     if not keep_stream:
-        s, q, c, D = _capture_in_batches(model, inputs, batch_size, progress, desc, blocks=blocks,
-                                         keep_stream=False)
-        return None, change_from_sums(s, q, c, D, mask, LN_EPS)
+        s, q, c, e, D = _capture_in_batches(model, inputs, batch_size, progress, desc, blocks=blocks,
+                                            keep_stream=False)
+        return None, change_from_sums(s, q, c, D, mask, LN_EPS, e=e)
     stream = _capture_in_batches(model, inputs, batch_size, progress, desc, blocks=blocks)
     return stream, layer_change(stream, mask=mask)
 
@@ -154,9 +156,9 @@ def measure_sublayers(model: nn.Module, inputs, mask, blocks, points, batch_size
     mask = _default_mask(inputs, mask)
     # the exit is the last block, not the last entry (its attention point)
     if not keep_stream:
-        s, q, c, D = _capture_in_batches(model, inputs, batch_size, progress, desc, blocks=entries,
-                                         exit_module=blocks[-1], keep_stream=False)
-        return None, change_from_sums(s, q, c, D, mask, LN_EPS)
+        s, q, c, e, D = _capture_in_batches(model, inputs, batch_size, progress, desc, blocks=entries,
+                                            exit_module=blocks[-1], keep_stream=False)
+        return None, change_from_sums(s, q, c, D, mask, LN_EPS, e=e)
     stream = _capture_in_batches(model, inputs, batch_size, progress, desc, blocks=entries,
                                  exit_module=blocks[-1])
     return SublayerStream(stream), layer_change(stream, mask=mask)
@@ -275,7 +277,11 @@ def exponent(change: LayerChange, k_min: int = 2, k_max: int | None = None, leve
       when the embedding's variance is at least half a block output's) when ``gram`` (the
       summands' Gram matrix, :func:`gram`) or ``stream`` (the captured [L+1, B, T, D] stream;
       with ``mask`` [B, T], the Gram of the kept tokens) is given;
-    * else ``embedding_counted``, which must then be given: the convention is never silent.
+    * else the rho of ``change.summand_sq`` (the Gram's diagonal over the tokens the change
+      was measured on, which :func:`measure` and :func:`layer_change` record, with
+      ``keep_stream=False`` too);
+    * else (a LayerChange without ``summand_sq``, e.g. built by hand) ``embedding_counted``,
+      which must then be given: the convention is never silent.
 
     An explicit ``embedding_counted`` wins over rho (rho is still reported).
 
@@ -304,13 +310,23 @@ def exponent(change: LayerChange, k_min: int = 2, k_max: int | None = None, leve
             st = st[:, m]                                  # [L+1, N, D]: the kept tokens
         gram = _gram_of(st)
     rho = None
+    diagonal = getattr(change, "summand_sq", None)      # absent from a LayerChange pickled before it
+    if gram is None and diagonal is not None:
+        diagonal = np.asarray(diagonal, dtype=np.float64)
+        if diagonal.shape == (k.size + 1,) and np.all(np.isfinite(diagonal)) and np.all(diagonal > 0):
+            gram = np.diag(diagonal)                     # rho reads the Gram's diagonal only
+        elif embedding_counted is None:
+            raise ValueError(f"change.summand_sq must hold L+1 = {k.size + 1} positive variances to give rho, "
+                             f"got {np.array2string(diagonal, precision=3, threshold=8)}: a summand that "
+                             f"is zero (a removed block) has no rho; pass embedding_counted")
     if gram is not None:
         rho = exponents.rho(np.asarray(gram, dtype=np.float64))
         if embedding_counted is None:
             embedding_counted = exponents.convention(rho)
     if embedding_counted is None:
         raise ValueError("embedding_counted is needed when neither gram nor stream is given: True counts "
-                         "the embedding as one summand (the theorem at k + 1), False is the seed's convention")
+                         "the embedding as one summand (the theorem at k + 1), False is the seed's convention "
+                         "(the change carries no summand_sq to read rho from)")
     f = fit.power_law(k, per, k_min=k_min, k_max=k_max, n_boot=n_boot, level=level, seed=seed)
     ref = exponents.reference_exponent(f.k_min, f.k_max, embedding_counted)
     return Exponent(exponent=float(f.exponent), lo=None if f.lo is None else float(f.lo),
