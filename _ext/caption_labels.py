@@ -6,6 +6,12 @@ gains a figure; labels do not). After references are resolved (``doctree-resolve
 caption, and every table with a name and a title, gets ``(label)`` at the start of its caption,
 in an ``inline`` with class ``caption-label``; the HTML writer puts the number before it. The
 labels page (``tools/labels.py``) lists the same labels with their numbers.
+
+Each image of a figure with a caption also gets the caption's text as its ``alt`` (issue 33):
+without one the HTML writer falls back to the image's file name, a content hash, which is all
+a screen reader or a reader whose images did not load would get. The alt is the caption as
+written (math as its TeX source), without the number and the label; ``tests/test_browser.py``
+checks that every image's alt is its caption's text.
 """
 from docutils import nodes
 
@@ -24,9 +30,25 @@ def _caption(node):
     return None
 
 
+def caption_text(caption) -> str:
+    """A caption's text on one line: what the reader reads after the number and label."""
+    return " ".join(caption.astext().split())
+
+
+def add_alt(figure, caption) -> None:
+    """Give each image of ``figure`` the caption's text as its alt, unless it has its own (a
+    file name is not one)."""
+    text = caption_text(caption)
+    for image in figure.findall(nodes.image):
+        if text and image.get("alt", "") in ("", image.get("uri")):
+            image["alt"] = text
+
+
 def add_labels(app, doctree, docname) -> None:
     for node in list(doctree.findall(lambda n: isinstance(n, (nodes.figure, nodes.table)))):
         label, caption = label_of(node), _caption(node)
+        if isinstance(node, nodes.figure) and caption is not None and not caption.get("resdecay_labelled"):
+            add_alt(node, caption)  # before the label goes in, so the alt is the caption as written
         if not label or caption is None or caption.get("resdecay_labelled"):
             continue
         caption.insert(0, nodes.inline("", f"({label}) ", classes=["caption-label"]))

@@ -1,7 +1,15 @@
-"""The book's own stylesheet, ``_ext/static/resdecay.css``: wide outputs scroll or wrap inside
-their box instead of pushing the page sideways, and the caption labels' style.
+"""The book's own stylesheet, ``_ext/static/resdecay.css``: what a reader sees at normal size.
 
-``tests/test_browser.py`` checks the result in Chromium: no page is wider than the window.
+* a text output (stream, printed value) wraps inside its box (``white-space: pre-wrap``), so no
+  part of a long line hides behind a scrollbar; wide HTML tables and display math scroll in
+  their own box; nothing pushes the page sideways;
+* a figure's image is shown at the column's width, so the figure's text (drawn at
+  ``plots.MIN_FONT_PT`` for a PNG of ``plots.COLUMN_IN`` at 100 dpi) scales with the column;
+* captions are in the body text's colour, and the caption labels have their own style.
+
+``tests/test_browser.py`` checks the result in Chromium at a 1280 px window: no page is wider
+than the window, no text output is wider than its box, a figure's smallest text is at least 0.8
+of the body text's size, and captions have a WCAG AA contrast (at least 4.5).
 """
 import pathlib
 
