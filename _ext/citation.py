@@ -1,11 +1,14 @@
-"""Citing the book: one repository URL, CITATION.cff and CITATION.bib, the commit at build time,
-and a one-line citation of a label.
+"""Citing the book: an optional repository URL, CITATION.cff and CITATION.bib, the commit at
+build time, and a one-line citation of a label.
 
-* The repository's address is set in ONE place, ``_config.yml``'s
-  ``sphinx: config: resdecay_repository_url`` (a placeholder until the repository has a public
-  remote). ``CITATION.cff`` (``repository-code``) and ``CITATION.bib`` (``url``) carry it, with
-  the version of ``resdecay_lib.__version__``; ``python _ext/citation.py`` rewrites both from
-  the setting and ``--check`` fails when they differ from it (``tests/test_citation.py``).
+* The book is cited by its version, its commit and a stable label. A repository address is
+  optional and set in ONE place, ``_config.yml``'s ``sphinx: config: resdecay_repository_url``:
+  empty (or absent) until the repository has a public remote, and then nothing prints a URL
+  (no placeholder address: the title page of the PDF shows the version and the commit, the
+  citation files cite the version, the built copies the commit too). When it is set,
+  ``CITATION.cff`` (``repository-code``) and ``CITATION.bib`` (``url``) carry it, with the version
+  of ``resdecay_lib.__version__``; ``python _ext/citation.py`` rewrites both from the setting
+  and ``--check`` fails when they differ from it (``tests/test_citation.py``).
 * A file cannot hold the commit it is committed in, so the build adds it: as a Sphinx extension
   this module writes ``CITATION.cff`` (with ``commit:``) and ``CITATION.bib`` (commit in the
   note) into the built book's root, e.g. ``_build/html/CITATION.cff``, from ``git rev-parse HEAD``.
@@ -33,11 +36,16 @@ def _yaml(path: pathlib.Path):
 
 
 def repository_url(root: pathlib.Path = ROOT) -> str:
-    """The repository's address: ``_config.yml``'s ``sphinx.config.resdecay_repository_url``."""
+    """The repository's address, ``_config.yml``'s ``sphinx.config.resdecay_repository_url``, or
+    "" when it is unset or empty (then nothing prints a URL). A set value must be an http(s) URL."""
     url = ((_yaml(pathlib.Path(root) / "_config.yml").get("sphinx") or {}).get("config") or {}).get(SETTING)
-    if not url:
-        raise KeyError(f"_config.yml has no sphinx: config: {SETTING}: the one setting of the repository's address")
-    return str(url)
+    url = str(url or "").strip()
+    if url and not re.fullmatch(r"https?://[^\s\"{}]+", url):
+        raise ValueError(f"_config.yml's sphinx: config: {SETTING} must be an http(s) URL or empty, got {url!r}")
+    if re.match(r"https?://[^/]*\.invalid(?:[:/]|$)", url):
+        raise ValueError(f"_config.yml's sphinx: config: {SETTING} is a placeholder ({url}): leave it empty "
+                         "until the repository has a public address")
+    return url
 
 
 def version(root: pathlib.Path = ROOT) -> str:
@@ -67,10 +75,11 @@ def _authors(cff: dict) -> list[str]:
 
 def cite_line(label: str, title: str | None = None, root: pathlib.Path = ROOT) -> str:
     """One line that cites a result of the book by its stable label: authors, year, the book's
-    short name and version, the label (and the result's title, when given), the repository.
+    short name and version, the label (and the result's title, when given), and the repository's
+    address when one is set (:func:`repository_url`).
 
     >>> cite_line("claim-fifth-at-24", "About a fifth at k = 24")  # doctest: +ELLIPSIS
-    'The resdecay authors (2026). resdecay 0.1.0, claim-fifth-at-24 ("About a fifth at k = 24"). https://...'
+    'The resdecay authors (2026). resdecay 0.1.0, claim-fifth-at-24 ("About a fifth at k = 24").'
     """
     if not isinstance(label, str) or not re.fullmatch(r"[A-Za-z][\w-]*", label):
         raise ValueError(f"label must be a stable label such as 'claim-fifth-at-24', got {label!r}")
@@ -78,7 +87,8 @@ def cite_line(label: str, title: str | None = None, root: pathlib.Path = ROOT) -
     year = str(cff.get("date-released", ""))[:4]
     name = cff["title"].split(":")[0]
     what = f'{label} ("{title}")' if title else label
-    return f"{' and '.join(_authors(cff))} ({year}). {name} {version(root)}, {what}. {repository_url(root)}"
+    url = repository_url(root)
+    return f"{' and '.join(_authors(cff))} ({year}). {name} {version(root)}, {what}." + (f" {url}" if url else "")
 
 
 def _bib_escape(text: str) -> str:
@@ -86,8 +96,8 @@ def _bib_escape(text: str) -> str:
 
 
 def citation_bib(root: pathlib.Path = ROOT, sha: str | None = None) -> str:
-    """The book's BibTeX entry, from CITATION.cff's preferred citation and the one URL setting;
-    ``sha`` (the build's commit) goes into the note."""
+    """The book's BibTeX entry, from CITATION.cff's preferred citation and the URL setting (a
+    ``url`` field only when it is set); ``sha`` (the build's commit) goes into the note."""
     cff = _cff(root)
     pc = cff.get("preferred-citation", cff)
     note = (f"Executable book and companion library, version {version(root)}"
@@ -97,33 +107,36 @@ def citation_bib(root: pathlib.Path = ROOT, sha: str | None = None) -> str:
     authors = " and ".join("{" + a + "}" if " " in a and "," not in a else a for a in _authors(pc))
     fields = [("title", "{" + _bib_escape(pc["title"]) + "}"), ("author", "{" + authors + "}"),
               ("year", "{" + str(pc.get("year") or str(cff["date-released"])[:4]) + "}"),
-              ("version", "{" + version(root) + "}"), ("url", "{" + repository_url(root) + "}"),
-              ("note", "{" + note + "}")]
+              ("version", "{" + version(root) + "}")]
+    if repository_url(root):
+        fields.append(("url", "{" + repository_url(root) + "}"))
+    fields.append(("note", "{" + note + "}"))
     width = max(len(k) for k, _ in fields)
     body = ",\n".join(f"  {k:<{width}} = {v}" for k, v in fields)
     return f"@book{{{BIB_KEY},\n{body}\n}}\n"
 
 
-_HEADER_BIB = ("% Written by python _ext/citation.py from CITATION.cff and _config.yml's " + SETTING + ";\n"
-               "% the built book's CITATION.bib adds the commit.\n")
+_HEADER_BIB = ("% Written by python _ext/citation.py from CITATION.cff and _config.yml's " + SETTING + "\n"
+               "% (a url only when it is set); the built book's CITATION.bib adds the commit.\n")
 
 
 def cff_text(root: pathlib.Path = ROOT, sha: str | None = None) -> str:
-    """CITATION.cff as committed, with ``repository-code`` and both versions set from the
-    settings (every other line kept as written); ``sha`` adds ``commit:`` (the built copy)."""
+    """CITATION.cff as committed, with both versions and ``repository-code`` set from the
+    settings (``repository-code`` only when the URL is set; every other line kept as written);
+    ``sha`` adds ``commit:`` after the version (the built copy)."""
     text = (pathlib.Path(root) / "CITATION.cff").read_text(encoding="utf-8")
     url, ver = repository_url(root), version(root)
-    line = f'repository-code: "{url}"   # from _config.yml: {SETTING}\n'
-    if re.search(r"^repository-code:.*\n", text, re.M):
-        text = re.sub(r"^repository-code:.*\n", line, text, count=1, flags=re.M)
-    else:
-        text = re.sub(r"^(version:.*\n)", r"\1" + line.replace("\\", r"\\"), text, count=1, flags=re.M)
+    text = re.sub(r"^repository-code:.*\n", "", text, flags=re.M)
+    text = re.sub(r"^commit:.*\n", "", text, flags=re.M)
     text = re.sub(r"^version: .*$", f"version: {ver}", text, count=1, flags=re.M)
     text = re.sub(r"^(  version: ).*$", rf"\g<1>{ver}", text, count=1, flags=re.M)
-    text = re.sub(r"^commit:.*\n", "", text, flags=re.M)
+    after = ""
+    if url:
+        after += f'repository-code: "{url}"   # from _config.yml: {SETTING}\n'
     if sha:
-        text = re.sub(r"^(repository-code:.*\n)", rf"\1commit: {sha}   # git rev-parse HEAD at build time\n",
-                      text, count=1, flags=re.M)
+        after += f"commit: {sha}   # git rev-parse HEAD at build time\n"
+    if after:
+        text = re.sub(r"^(version:.*\n)", lambda m: m.group(1) + after, text, count=1, flags=re.M)
     return text
 
 

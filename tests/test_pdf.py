@@ -2,10 +2,12 @@
 
 Builds the PDF the way ``make pdf`` does (``tools/pdf.py``: singlehtml from stored outputs,
 printed by headless Chromium) into ``$RESDECAY_PDF_OUT`` (default ``_build/pdf-test``), then
-reads its text and outline with pypdf: the title page with the abstract, a bookmark per
-chapter on the page where the chapter starts, a page number on every page, numbered captions
-with their labels, math whose TeX survives copying, the appendices, and a page count within
-its measured range. Without Chromium the tests skip with the install line, except under
+reads its text and outline with pypdf: the title page with the abstract, the printed contents
+with every chapter and section, its number and its page, chapters and sections numbered in the
+text and the outline, a bookmark per chapter on the page where the chapter starts, a page
+number on every page, every table numbered and captioned, no table alone on a half-empty page,
+no placeholder address, math whose TeX survives copying, the appendices, and a page count
+within its measured range. Without Chromium the tests skip with the install line, except under
 ``CI=true``, where a missing browser fails.
 """
 from __future__ import annotations
@@ -100,7 +102,8 @@ def _key(text: str) -> str:
 
 
 #: pages of the PDF, measured on 2026-12-02 (tools/pdf.py: Letter, 0.6 in margins, 14 px text,
-#: figures 1:1) with the chapters stored at commit 39ef402; 137 with the API appendix (api.md). When the book grows or shrinks for a
+#: figures 1:1) with the chapters stored at commit 39ef402; 137 with the API appendix (api.md);
+#: 137 again with the printed contents (3 pages) and long tables running on (issue 33). When the book grows or shrinks for a
 #: reason (a chapter, new figures), print it (make pdf), look at it, and set the new count here;
 #: the test fails on a layout that breaks (squeezed tables, figures a page each, lost page
 #: breaks, every page shrunk to fit a wide table), which moves the count by more than 10%.
@@ -154,6 +157,7 @@ def test_the_outline_has_every_chapter_and_its_sections(outline):
     assert _key("Appendix A. Evidence") in top and _key("Appendix B. Labels") in top
     assert sum(depth == 1 for depth, _, _ in outline) >= 3 * len(top), "too few section bookmarks"
     assert top[0] == _key("Title and abstract") and outline[0][2] == 0
+    assert top[1] == _key("Contents") and outline[1][2] == 1
 
 
 def test_each_chapter_starts_a_page_and_its_bookmark_points_there(outline, pdf_text):
@@ -170,7 +174,11 @@ def test_each_chapter_starts_a_page_and_its_bookmark_points_there(outline, pdf_t
             wrong.append((title, page + 1))
     assert not wrong, f"chapters whose bookmark does not point to the page they start on: {wrong}"
     preface = next(page for depth, title, page in outline if depth == 0 and _key(title) == _key(_chapter_titles()["intro"]))
-    assert preface == 1, "the title page is not exactly one page"
+    contents = next(page for depth, title, page in outline if depth == 0 and title == "Contents")
+    assert contents == 1, "the title page is not exactly one page"
+    assert _key(pdf_text[contents]).startswith(_key(f"{contents + 1} / {len(pdf_text)} Contents")), \
+        "the contents do not follow the title page"
+    assert 1 < preface <= contents + 4, "the Preface does not follow the contents"
 
 
 def test_captions_show_their_number_and_label(pdf_text):
@@ -253,3 +261,183 @@ def test_the_pdf_is_the_paper_without_the_code(pdf_text):
     prose = " ".join(_markdown(doc) for doc in _toc_files())   # listings in the prose may show code
     leaked = sorted({line for line in code if line[:40] in text and line[:40] not in prose})
     assert not leaked, f"{len(leaked)} code lines are in the PDF, e.g. {leaked[:3]}"
+
+
+def _words(text: str) -> list[str]:
+    """The words of three letters or more: what a heading and its printed line share when math
+    (drawn, not text, in the PDF) is left out."""
+    return [w for w in re.findall(r"[a-z]+", _norm(text)) if len(w) >= 3]
+
+
+def _reads(line: str, title: str) -> bool:
+    """Whether ``line`` starts as ``title`` does: its number (if any), then the title's first
+    words in order (other words, a formula's TeX, may come between)."""
+    number = re.match(r"(?:\d+[a-z]?|[A-Z])(?:\.\d+)*\.?(?=\s)", title)
+    if number and not _norm(line).startswith(_norm(number.group(0)) + " ") and not _norm(line).startswith(_norm(number.group(0))):
+        return False
+    want, have = _words(title[number.end():] if number else title)[:4], iter(_words(line))
+    return bool(want) and all(any(w == h for h in have) for w in want)
+
+
+def _contents_lines(outline, pdf_text) -> list[str]:
+    """The lines of the printed contents (the pages from its bookmark to the Preface's)."""
+    first = next(page for depth, title, page in outline if depth == 0 and title == "Contents")
+    preface = next(page for depth, title, page in outline if depth == 0 and page > first)
+    lines = [line.strip() for text in pdf_text[first:preface] for line in text.splitlines()]
+    return [line for line in lines if line and not re.fullmatch(r"\d+ / \d+", line)]
+
+
+def test_the_contents_list_every_chapter_and_section_with_its_number_and_page(outline, pdf_text):
+    """The printed contents after the title page: every entry of the outline (each chapter with
+    its number, each section, the appendices) on a line of its own that ends with the page the
+    bookmark points to (a wrapped title ends on the next line)."""
+    lines = _contents_lines(outline, pdf_text)
+    assert lines and lines[0] == "Contents"
+    entries = [(title, page) for depth, title, page in outline if title not in ("Title and abstract", "Contents")]
+    numbers = pdf.chapter_numbers(ROOT)
+    assert len(entries) > 3 * len(numbers)
+    wrong = []
+    for title, page in entries:
+        found = [i for i, line in enumerate(lines) if _reads(line, title)]
+        if not any(re.search(rf"(?:^|\s){page + 1}$", lines[j]) for i in found for j in (i, i + 1) if j < len(lines)):
+            wrong.append((title[:50], page + 1))
+    assert not wrong, f"contents entries missing or with a wrong page (title, page): {wrong[:8]}"
+    text = _key(" ".join(lines))
+    missing = [f"{n}. {t}" for doc, n in numbers.items()
+               for t in [pdf._strip_number(_chapter_titles()[doc], n)] if _key(f"{n}. {t}")[:20] not in text]
+    assert not missing, f"chapters not in the contents with their number: {missing}"
+
+
+def test_chapters_and_sections_are_numbered_in_the_text_and_the_outline(outline, pdf_text):
+    """Chapters numbered as the prose calls them ("7b. Past the front ..."), once, in the
+    outline and at the top of the chapter's first page; their sections 7b.1, 7b.2, ... in order;
+    the appendices' sections B.1, ...; the Preface and the bibliography unnumbered."""
+    numbers = pdf.chapter_numbers(ROOT)
+    assert list(numbers.values()) == ["1", "2", "3", "4", "5", "6", "7", "7b", "8", "9", "10"]
+    titles = _chapter_titles()
+    problems, current, sections = [], None, 0
+    for depth, title, page in outline:
+        if depth == 0:
+            current, sections = None, 0
+            doc = next((d for d, t in titles.items() if _key(title).endswith(_key(pdf._strip_number(t, numbers.get(d))))), None)
+            if doc in numbers:
+                n = numbers[doc]
+                current = n
+                if not title.startswith(f"{n}. ") or title.startswith(f"{n}. {n}"):
+                    problems.append(("chapter title", title))
+                body = re.sub(r"^\s*\d+ / \d+\s*", "", pdf_text[page])
+                if not _key(body).startswith(_key(title)[:20]):
+                    problems.append(("chapter page", title, page + 1))
+            m = re.match(r"Appendix ([A-Z])\. ", title)
+            if m:
+                current = m.group(1)
+            elif doc in ("intro", "bibliography") and re.match(r"\s*\d", title):
+                problems.append(("numbered", title))
+        elif current is not None:
+            sections += 1
+            if not title.startswith(f"{current}.{sections} "):
+                problems.append(("section", current, sections, title))
+            elif not any(_reads(line, title) for t in pdf_text[page:page + 2] for line in t.splitlines()):
+                problems.append(("section text", title, page + 1))
+    assert not problems, f"numbering problems: {problems[:8]}"
+    assert sum(t.startswith("7b.") for _, t, _ in outline) >= 3
+
+
+def _printed_page() -> str:
+    found = sorted(OUT.glob("singlehtml/**/book-print.html"))
+    assert found, f"no book-print.html under {OUT / 'singlehtml'}"
+    return found[0].read_text(encoding="utf-8")
+
+
+def test_every_table_is_numbered_and_captioned(pdf_reader, pdf_text):
+    """Every table the PDF prints has a caption "Table N" (the chapters', numbered by Sphinx,
+    with their label) or "Table B.1" (an appendix's), and that caption is in the PDF's text."""
+    import bs4
+    soup = bs4.BeautifulSoup(_printed_page(), "html.parser")
+    tables = soup.select("article.bd-article table")
+    assert len(tables) >= 20
+    text = re.sub(r"\s+", "", " ".join(pdf_text))
+    uncaptioned, unprinted = [], []
+    for table in tables:
+        caption = table.find("caption")
+        number = caption.find(class_="caption-number") if caption is not None else None
+        words = caption.get_text(" ", strip=True) if caption is not None else ""
+        if number is None or not re.fullmatch(r"Table (\d+|[A-Z]\.\d+)", number.get_text(strip=True)) \
+                or len(words) < len(number.get_text(strip=True)) + 4:
+            row = table.find("tr")
+            uncaptioned.append(row.get_text(" | ", strip=True)[:60] if row else "?")
+        elif re.sub(r"\s+", "", number.get_text()) not in text:
+            unprinted.append(number.get_text(strip=True))
+    assert not uncaptioned, f"tables without a numbered caption (first row): {uncaptioned}"
+    assert not unprinted, f"table captions not in the PDF's text: {unprinted}"
+    assert "tbl-ledger" in text, "the verdict table (Chapter 10) has no caption with its label"
+
+
+def _text_bottom(page) -> float:
+    """How far down the page its text goes, as a share of the text area (0 top, 1 bottom),
+    the page number in the bottom margin left out; -1 for a page without text."""
+    height = float(page.mediabox.height)
+    ys = []
+
+    def visit(text, cm, tm, font, size):
+        if text.strip():
+            y = tm[5] * cm[3] + cm[5]           # Chromium: a flipped CTM, text matrix in CSS px
+            if y > 0.7 * 72:                    # above the bottom margin: not the page number
+                ys.append(y)
+    page.extract_text(visitor_text=visit)
+    if not ys:
+        return -1.0
+    return (height - 0.6 * 72 - min(ys)) / (height - 1.3 * 72)
+
+
+def test_no_page_is_left_half_empty_by_a_table(pdf_reader, outline):
+    """No page inside a chapter is more than half empty (its text ends above the middle of the
+    text area), unless a figure follows at the top of the next page (a figure is kept whole); a
+    table never leaves one behind (a short one is kept whole with its caption, a long one runs
+    on, header repeated: tools/pdf.py's mark_tables and print styles). No page is blank."""
+    starts = {page for depth, _, page in outline if depth == 0}
+    n = len(pdf_reader.pages)
+    blank, half = [], []
+    for i, page in enumerate(pdf_reader.pages):
+        bottom = _text_bottom(page)
+        if bottom < 0 and i not in starts:
+            blank.append(i + 1)
+        last = i + 1 in starts or i == n - 1
+        if 0 <= bottom < 0.5 and not last and not _figure_at_top(pdf_reader, i + 1):
+            half.append((i + 1, round(bottom, 2)))
+    assert not blank, f"blank pages: {blank}"
+    assert not half, f"pages more than half empty inside a chapter (page, share used): {half}"
+
+
+def _figure_at_top(reader, index: int) -> bool:
+    """Whether page ``index`` starts with a figure: its first text is a figure's (none above
+    an image drawn at the top of the text area)."""
+    if index >= len(reader.pages):
+        return False
+    page = reader.pages[index]
+    height = float(page.mediabox.height)
+    tops = []
+
+    def visit(text, cm, tm, font, size):
+        if text.strip():
+            tops.append(tm[5] * cm[3] + cm[5])
+    page.extract_text(visitor_text=visit)
+    images = [top for _, px, _, top in pdf.image_boxes(reader, [index]) if px > 200]
+    if not images:
+        return False
+    first_text = max((y for y in tops if y < height - 0.5 * 72), default=0)
+    return max(images) >= first_text - 40
+
+
+def test_no_placeholder_address_in_the_pdf(pdf_text):
+    """The book is cited by version, commit and label: no placeholder address (example.invalid)
+    anywhere in the PDF, and no repository address on the title page unless _config.yml sets
+    one."""
+    sys.path.insert(0, str(ROOT / "_ext"))
+    import citation
+    text = " ".join(pdf_text)
+    assert "example.invalid" not in text and not re.search(r"https?://\S*\.invalid", text), \
+        [m.start() for m in re.finditer("example.invalid", text)][:5]
+    url = citation.repository_url(ROOT)
+    assert ("https://" in pdf_text[0]) == bool(url) and (not url or url in pdf_text[0].replace("\n", ""))
+    assert citation.version(ROOT) in pdf_text[0]

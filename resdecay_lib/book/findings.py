@@ -115,12 +115,12 @@ def _intervals_line(ev) -> str:
 # ------------------------------------------------------------------------ links
 
 #: where each term is defined: (the book's MyST, the README's Markdown); None: no link there
-_TERMS = {"ledger": ("{{doc}}`{t} <chapters/10_verdict>`", "[{t}](#terms)"),
-          "card": ("{{doc}}`{t} <chapters/10_verdict>`", "[{t}](#terms)"),
+_TERMS = {"ledger": ("{{doc}}`{t} </chapters/10_verdict>`", "[{t}](#terms)"),
+          "card": ("{{doc}}`{t} </chapters/10_verdict>`", "[{t}](#terms)"),
           "convention": ("{{prf:ref}}`{t} <def-seed-convention>`", "[{t}](#terms)"),
           "theorem": ("{{prf:ref}}`{t} <thm-omega>`", None),
-          "front": ("{{doc}}`{t} <chapters/07b_front>`", "[{t}](chapters/07b_front.ipynb)"),
-          "settling": ("{{doc}}`{t} <chapters/07b_front>`", "[{t}](chapters/07b_front.ipynb)")}
+          "front": ("{{doc}}`{t} </chapters/07b_front>`", "[{t}](chapters/07b_front.ipynb)"),
+          "settling": ("{{doc}}`{t} </chapters/07b_front>`", "[{t}](chapters/07b_front.ipynb)")}
 
 
 def _check_links(links: str) -> None:
