@@ -25,7 +25,7 @@ import torch
 
 from ..checks import check_in_file, check_int
 
-__all__ = ["DEFAULT_THREADS", "resolve_device", "pin_threads", "manual_seed_all", "cache_dir", "sha256_file"]
+__all__ = ["DEFAULT_THREADS", "resolve_device", "pin_threads", "manual_seed_all", "cache_dir", "checked_cache_dir", "sha256_file"]
 
 #: thread count pinned by :func:`pin_threads` when called without an argument
 DEFAULT_THREADS = 2
@@ -97,6 +97,23 @@ def cache_dir() -> Path:
         what = f"$RESDECAY_CACHE ({where!r})" if where else f"the cache folder {str(path)!r}"
         raise ValueError(f"{what} must be a folder this process can write: {exc.strerror or exc}") from None
     return path
+
+
+def checked_cache_dir() -> tuple[Path, str]:
+    """The cache folder (:func:`cache_dir`), created, as a folder this process can write, and
+    the name a message calls it by; ``ValueError`` in one line naming ``$RESDECAY_CACHE`` when
+    it is not (a file in its place or among its parents, a folder that is not writable). The
+    one check of the cache that the corpus's and the models' commands make before any work."""
+    from ..checks import check_out_dir, one_line
+    where = os.environ.get("RESDECAY_CACHE")
+    name = f"$RESDECAY_CACHE ({where!r})" if where else "the cache folder (~/.cache/resdecay, $RESDECAY_CACHE unset)"
+    if where:
+        check_out_dir(name, where)
+    try:
+        path = cache_dir()
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"{name} cannot be made: {one_line(exc)}") from None
+    return check_out_dir(name, path), name
 
 
 def sha256_file(path) -> str:

@@ -303,16 +303,8 @@ def model_cache_dir() -> Path:
     process writes (a file in its place or among its parents, a folder not writable): the
     ``measure``, ``depth-cost`` and ``prepare-models`` commands call it before loading."""
     from ..checks import check_out_dir
-    from .device import cache_dir
-    where = os.environ.get("RESDECAY_CACHE")
-    name = (f"$RESDECAY_CACHE ({where!r})" if where
-            else "the cache folder (~/.cache/resdecay, $RESDECAY_CACHE unset)")
-    if where:
-        check_out_dir(name, where)
-    try:
-        root = cache_dir()
-    except (OSError, ValueError) as exc:
-        raise ValueError(f"{name} cannot be made: {one_line(exc)}") from None
+    from .device import checked_cache_dir
+    root, name = checked_cache_dir()
     path = root / "models"
     check_out_dir(f"{name}/models", path)
     try:

@@ -394,16 +394,8 @@ def cache_folder() -> Path:
     ``~/.cache/resdecay``), created, as a folder this process can write; ``ValueError`` in one
     line naming ``$RESDECAY_CACHE`` when it is not (a file in its place or among its parents,
     a folder that is not writable). The commands call it before any work."""
-    from ..checks import check_out_dir, one_line
-    where = os.environ.get("RESDECAY_CACHE")
-    name = f"$RESDECAY_CACHE ({where!r})" if where else "the cache folder (~/.cache/resdecay, $RESDECAY_CACHE unset)"
-    if where:
-        check_out_dir(name, where)
-    try:
-        path = cache_dir()
-    except (OSError, ValueError) as exc:
-        raise ValueError(f"{name} cannot be made: {one_line(exc)}") from None
-    return check_out_dir(name, path)
+    from ..nn.device import checked_cache_dir
+    return checked_cache_dir()[0]
 
 
 def _cmd_prepare_corpus(args) -> int:
