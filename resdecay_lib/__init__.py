@@ -42,40 +42,20 @@ crossing modules)::
   ``book.claims`` (the catalogue ``CLAIMS``), ``book.render`` (verdicts in MyST Markdown),
   ``book.ledger`` (the evaluation; the one face the chapters import, re-exporting the others'
   names); ``book.preregistration`` (the rules' fingerprints), ``book.findings``,
-  ``book.plots`` (the book's figure kinds)
+  ``book.plots`` (the book's figure kinds), ``book.glues`` (what a chapter's typed result
+  glues: ``Words``, ``Table``, ``EvidenceGlue``, ``glue_all``)
 * ``analysis``: ``analysis.training_analysis`` (stored sweeps and the analysis Chapter 7
   rests on), ``analysis.init_analysis`` (Chapter 6: the zoo's profiles at initialisation),
   ``analysis.depth_analysis`` (Chapter 8: ablations, the depth ladder, law and
   slope, gaps at equal depth), ``analysis.pretrained_analysis`` (Chapter 9: the pretrained models'
-  measurements and their exponent reports), ``analysis.depthcost`` (skip and removal costs),
+  measurements and their exponent reports), ``analysis.pruning`` (skip and removal costs),
   ``analysis.front`` (the front of trained Pre-LN and its predictions), ``analysis.recheck``
-  (a stored run re-run live), ``analysis.training_claims``
+  (a stored run re-run live), ``analysis.training_claims``; ``analysis.chapters.<name>``: one
+  typed result per chapter, ``chapter(root)``, with the wording functions of its sentences
 * ``cli``: ``__main__`` (the command line, also the ``resdecay`` console script: routes
   ``train``, ``sweep``, ``measure``, ``depth-cost``, ``analyse``, ``prepare-models``,
   ``prepare-corpus``; ``--version`` prints the name, :data:`__version__` and the commit),
   ``cli.measure``, ``cli.depth_cost``, ``cli.analyse``
 
-Old flat module -> new module (issue 21; ``tools/migrate_imports.py`` rewrites imports)::
-
-    _checks -> checks                       data -> training.data
-    theory -> maths.theory                  baselines -> training.baselines
-    gaussian -> maths.gaussian              train -> training.train (TrainConfig: training.config)
-    stats -> stats.inference                runs -> training.runs (RunPlan: training.config;
-    fit -> stats.fit                            code_version, library_versions, machine,
-    models -> nn.models (GPTConfig,             cpu_model, cpu_capability: training.store)
-        MAX_SIZES: nn.config)               sweep -> training.sweep (load_sweep, sweep_runs, run_id,
-    probe -> nn.probe                           result_path, read_result, plan_of,
-    evaluation -> nn.evaluation                 write_json_atomic, claim: training.store;
-    pretrained -> nn.pretrained                 local_executor: training.engines)
-    quantise -> nn.quantise                 engines -> training.engines
-    device -> nn.device                     evidence, ledger, preregistration, findings,
-    results -> analysis.training_analysis       plots -> book.<same name>
-        (rho, convention, reference_exponent, realmodels -> analysis.pretrained_analysis
-        halves, half_ratio: stats.exponents)    (the depth-cost command: cli.depth_cost)
-    front -> analysis.front (FRONT_BLOCKS,  depthcost, recheck, training_claims
-        TAIL_BLOCKS: stats.exponents)           -> analysis.<same name>
-    data.cache_dir -> nn.device.cache_dir   measure_cli -> cli.measure
-
-Nothing is re-exported under an old name.
 """
 __version__ = "0.1.0"

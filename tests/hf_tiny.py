@@ -1,5 +1,5 @@
 """Tiny random Hugging Face models and a tokenizer trained here (no download), shared by the
-tests of resdecay_lib.nn.pretrained and resdecay_lib.analysis.depthcost."""
+tests of resdecay_lib.nn.pretrained and resdecay_lib.analysis.pruning."""
 import pytest
 import torch
 

@@ -452,11 +452,11 @@ CASES += [
 ]
 
 # issue 20: what the fuzz found, one row per class of bad input
-from resdecay_lib.analysis import depthcost, pretrained_analysis as realmodels
+from resdecay_lib.analysis import pruning, pretrained_analysis as realmodels
 from resdecay_lib.training import train  # noqa: E402
 
 _PRE = pretrained.Pretrained("tiny", MODEL, None, list(MODEL.blocks), MODEL)
-_COST = depthcost.RemovalCost("next_token", ((1,), (2,), (3,), (4,)), np.array([2.0, 2.1, 1.9]),
+_COST = pruning.RemovalCost("next_token", ((1,), (2,), (3,), (4,)), np.array([2.0, 2.1, 1.9]),
                               np.array([[2.5, 2.4, 2.6], [2.2, 2.3, 2.1], [2.1, 2.2, 2.0], [2.0, 2.1, 2.0]]))
 NOT_OBJECTS = ["abc", {"kind": "x"}, None]           # a str, dict or None where a library object goes
 MARGIN = [INF, -INF, -0.1, NAN, "0.1", None, True]
@@ -468,16 +468,16 @@ CASES += [
     ("provenance/cfg", runs.provenance, {}, "cfg", NOT_OBJECTS),
     ("run_id/cfg", sweep.run_id, {"spec": SPEC}, "cfg", NOT_OBJECTS),
     ("read_result/cfg", sweep.read_result, {"path": TMP / "absent.json"}, "cfg", ["abc", {"lr": 1}]),
-    ("cost_kind/pre", depthcost.cost_kind, {}, "pre", NOT_OBJECTS),
-    ("skip_costs/pre", depthcost.skip_costs, {"inputs": {"input_ids": X}, "mask": X}, "pre", NOT_OBJECTS),
-    ("reader_gains/pre", depthcost.reader_gains, {}, "pre", NOT_OBJECTS),
-    ("noise_band/curve", depthcost.noise_band, {}, "curve", NOT_OBJECTS),
-    ("leaves_noise_band/curve", depthcost.leaves_noise_band, {}, "curve", NOT_OBJECTS),
-    ("skip_trend/skip", depthcost.skip_trend, {}, "skip", NOT_OBJECTS),
-    ("predicts_cost/skip", depthcost.predicts_cost, {"scores": {"a": np.ones((3, 4))}}, "skip", NOT_OBJECTS),
-    ("predicts_cost/level", depthcost.predicts_cost, {"scores": {"change": np.ones((3, 4))}, "skip": _COST},
+    ("cost_kind/pre", pruning.cost_kind, {}, "pre", NOT_OBJECTS),
+    ("skip_costs/pre", pruning.skip_costs, {"inputs": {"input_ids": X}, "mask": X}, "pre", NOT_OBJECTS),
+    ("reader_gains/pre", pruning.reader_gains, {}, "pre", NOT_OBJECTS),
+    ("noise_band/curve", pruning.noise_band, {}, "curve", NOT_OBJECTS),
+    ("leaves_noise_band/curve", pruning.leaves_noise_band, {}, "curve", NOT_OBJECTS),
+    ("skip_trend/skip", pruning.skip_trend, {}, "skip", NOT_OBJECTS),
+    ("predicts_cost/skip", pruning.predicts_cost, {"scores": {"a": np.ones((3, 4))}}, "skip", NOT_OBJECTS),
+    ("predicts_cost/level", pruning.predicts_cost, {"scores": {"change": np.ones((3, 4))}, "skip": _COST},
      "level", UNIT),
-    ("ranking_scores/change", depthcost.ranking_scores, {}, "change", ["abc", None, {"omega_sq": np.ones((2, 3))}]),
+    ("ranking_scores/change", pruning.ranking_scores, {}, "change", ["abc", None, {"omega_sq": np.ones((2, 3))}]),
     ("stream_parts/model", models.stream_parts, {}, "model", NOT_OBJECTS),
     ("recheck/plan", __import__("resdecay_lib.analysis.recheck").analysis.recheck.first_interval,
      {"stored": {"config": {}, "checkpoints": []}}, "plan", NOT_OBJECTS),
@@ -503,20 +503,20 @@ CASES += [
     ("Hypothesis/margin", stats.Hypothesis, {"text": "t", "kind": "differs", "x": stats.Replicates([1.0, 2.0, 3.0]),
                                    "ref": 2.0}, "margin", [INF, NAN, -1.0, "1", None]),
     # NaN and infinities that would make a statistic NaN
-    ("nested_sets/importance", depthcost.nested_sets, {"n_max": 1}, "importance",
+    ("nested_sets/importance", pruning.nested_sets, {"n_max": 1}, "importance",
      [[NAN, NAN, NAN], [0.1, INF, 0.2], [0.1], "abc"]),
-    ("gromov_sets/distances", depthcost.gromov_sets, {"n_max": 1}, "distances", [np.full((3, 3), NAN)]),
+    ("gromov_sets/distances", pruning.gromov_sets, {"n_max": 1}, "distances", [np.full((3, 3), NAN)]),
     ("rms_change/stream", probe.rms_change, {}, "stream", [STREAM.index_fill(0, torch.tensor([1]), INF),
                                                             STREAM.index_fill(0, torch.tensor([0]), NAN)]),
     ("angular_distances/stream", probe.angular_distances, {}, "stream",
      [STREAM.index_fill(0, torch.tensor([1]), INF), STREAM.long()]),
-    ("noise_band/z", depthcost.noise_band, {"curve": _COST}, "z", [NAN, INF, -1.0]),
+    ("noise_band/z", pruning.noise_band, {"curve": _COST}, "z", [NAN, INF, -1.0]),
 ]
 
 #: whose valid call would train, load the corpus or change global state: not called valid
 NO_VALID_CALL = {runs.run_result, data.load_corpus, device.manual_seed_all, quantise.quantize_q4_1_,
-                 train.train, sweep.run_sweep, depthcost.skip_costs, depthcost.reader_gains,
-                 __import__("resdecay_lib.analysis.recheck").analysis.recheck.first_interval, depthcost.predicts_cost}
+                 train.train, sweep.run_sweep, pruning.skip_costs, pruning.reader_gains,
+                 __import__("resdecay_lib.analysis.recheck").analysis.recheck.first_interval, pruning.predicts_cost}
 
 
 def _cases():
@@ -766,7 +766,7 @@ def test_margin_tests_reject_an_infinite_or_negative_margin_and_nan_bounds_alike
 
 def test_nan_and_infinite_inputs_that_would_make_a_statistic_nan_are_rejected():
     with pytest.raises(ValueError, match=r"^importance must be .*finite.*it holds NaN or an infinity"):
-        depthcost.nested_sets([NAN, NAN, NAN], 1)            # returned sets before
+        pruning.nested_sets([NAN, NAN, NAN], 1)            # returned sets before
     inf_stream = STREAM.clone()
     inf_stream[1, 0, 0, 0] = INF
     for fn in (probe.rms_change, probe.angular_distances, probe.layer_change):
@@ -781,10 +781,10 @@ def test_a_str_dict_or_none_where_a_library_object_goes_is_a_type_error_naming_t
     calls = [(lambda: train.lr_factor(3, bad), "cfg", "a TrainConfig"),
              (lambda: runs.provenance(bad), "cfg", "a TrainConfig"),
              (lambda: sweep.run_id(SPEC, bad), "cfg", "a TrainConfig"),
-             (lambda: depthcost.cost_kind(bad), "pre", "a Pretrained"),
-             (lambda: depthcost.reader_gains(bad), "pre", "a Pretrained"),
-             (lambda: depthcost.noise_band(bad), "curve", "a RemovalCost"),
-             (lambda: depthcost.skip_trend(bad), "skip", "a RemovalCost"),
+             (lambda: pruning.cost_kind(bad), "pre", "a Pretrained"),
+             (lambda: pruning.reader_gains(bad), "pre", "a Pretrained"),
+             (lambda: pruning.noise_band(bad), "curve", "a RemovalCost"),
+             (lambda: pruning.skip_trend(bad), "skip", "a RemovalCost"),
              (lambda: models.stream_parts(bad), "model", "a model of resdecay_lib.nn.models")]
     for call, name, what in calls:
         with pytest.raises(TypeError, match=f"^{name} must be {what}"):

@@ -39,13 +39,13 @@ from resdecay_lib import checks as C  # noqa: E402
 from resdecay_lib.training import baselines, data, engines, runs, store, sweep, train  # noqa: E402
 from resdecay_lib.training import config as train_config  # noqa: E402
 from resdecay_lib.nn import config as nn_config  # noqa: E402
-from resdecay_lib.analysis import depthcost, init_analysis, pretrained_analysis as realmodels, recheck  # noqa: E402
+from resdecay_lib.analysis import pruning, init_analysis, pretrained_analysis as realmodels, recheck  # noqa: E402
 from resdecay_lib.nn import evaluation, hooks, metrics, models, pretrained, probe, progress, quantise  # noqa: E402
 from resdecay_lib.stats import inference as stats  # noqa: E402
 from resdecay_lib.__main__ import main  # noqa: E402
 
 #: the modules whose public functions declare their domains
-MODULES = (baselines, data, depthcost, engines, evaluation, hooks, init_analysis, metrics, models, pretrained, probe, progress,
+MODULES = (baselines, data, pruning, engines, evaluation, hooks, init_analysis, metrics, models, pretrained, probe, progress,
            quantise, realmodels, recheck, runs, stats, sweep, train, store, train_config, nn_config)
 
 #: public names that declare no domain, and why
@@ -91,7 +91,7 @@ VOCAB = data.CharVocab.from_text("abc")
 R = stats.Replicates([1.0, 2.0, 3.5])
 CLAIM = stats.Hypothesis("t", "equivalent", R, 2.0, 1.0)
 _rng = np.random.default_rng(0)
-COST = depthcost.RemovalCost("next_token", ((1,), (2,), (3,), (4,)), 2 + 0.1 * _rng.random(6),
+COST = pruning.RemovalCost("next_token", ((1,), (2,), (3,), (4,)), 2 + 0.1 * _rng.random(6),
                              2.5 + _rng.random((4, 6)))
 SCORES = {"change": _rng.random((6, 4)), "deepest": np.tile(-np.arange(1.0, 5.0), (6, 1))}
 DIST = np.abs(np.subtract.outer(np.arange(4.0), np.arange(4.0)))
@@ -150,22 +150,22 @@ EXAMPLES = {
     "training.data.shakespeare_text": (dict(cache=TMP / "cache"), False),
     "training.data.prepare_corpus": (dict(cache=TMP / "cache", requirements=TMP / "no_requirements.txt"), False),
     "training.data.load_corpus": (dict(name="pydoc", cache=TMP / "cache"), False),
-    # depthcost
-    "analysis.depthcost.RemovalCost": (dict(kind=COST.kind, sets=COST.sets, base=COST.base, value=COST.value), True),
-    "analysis.depthcost.cost_kind": (dict(pre=PRE), False),
-    "analysis.depthcost.removal_costs": (dict(pre=PRE, inputs={"input_ids": X}, mask=torch.ones_like(X), sets=[(1,)],
+    # pruning
+    "analysis.pruning.RemovalCost": (dict(kind=COST.kind, sets=COST.sets, base=COST.base, value=COST.value), True),
+    "analysis.pruning.cost_kind": (dict(pre=PRE), False),
+    "analysis.pruning.removal_costs": (dict(pre=PRE, inputs={"input_ids": X}, mask=torch.ones_like(X), sets=[(1,)],
                                      batch_size=2, progress=False), False),
-    "analysis.depthcost.skip_costs": (dict(pre=PRE, inputs={"input_ids": X}, mask=torch.ones_like(X), batch_size=2,
+    "analysis.pruning.skip_costs": (dict(pre=PRE, inputs={"input_ids": X}, mask=torch.ones_like(X), batch_size=2,
                                   progress=False), False),
-    "analysis.depthcost.ranking_scores": (dict(change=probe.layer_change(STREAM)), True),
-    "analysis.depthcost.nested_sets": (dict(importance=[0.3, 0.1, 0.2, 0.4], n_max=2), True),
-    "analysis.depthcost.gromov_sets": (dict(distances=DIST, n_max=2), True),
-    "analysis.depthcost.predicts_cost": (dict(scores=SCORES, skip=COST, n_boot=100, level=0.9, seed=0,
+    "analysis.pruning.ranking_scores": (dict(change=probe.layer_change(STREAM)), True),
+    "analysis.pruning.nested_sets": (dict(importance=[0.3, 0.1, 0.2, 0.4], n_max=2), True),
+    "analysis.pruning.gromov_sets": (dict(distances=DIST, n_max=2), True),
+    "analysis.pruning.predicts_cost": (dict(scores=SCORES, skip=COST, n_boot=100, level=0.9, seed=0,
                                      reference="change"), True),
-    "analysis.depthcost.skip_trend": (dict(skip=COST, k_min=2, n_boot=100, level=0.9, seed=0), True),
-    "analysis.depthcost.noise_band": (dict(curve=COST, z=2.0), True),
-    "analysis.depthcost.leaves_noise_band": (dict(curve=COST, z=2.0), True),
-    "analysis.depthcost.reader_gains": (dict(pre=PRE), False),
+    "analysis.pruning.skip_trend": (dict(skip=COST, k_min=2, n_boot=100, level=0.9, seed=0), True),
+    "analysis.pruning.noise_band": (dict(curve=COST, z=2.0), True),
+    "analysis.pruning.leaves_noise_band": (dict(curve=COST, z=2.0), True),
+    "analysis.pruning.reader_gains": (dict(pre=PRE), False),
     # engines
     "training.engines.check_slurm": (dict(table={"timeout_min": 5}, where="the sweep"), True),
     "training.engines.open_executor": (dict(engine="local", workers=1, scheduler=None, spec=None, root=TMP,

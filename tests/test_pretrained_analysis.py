@@ -51,7 +51,7 @@ def test_measure_model_record_round_trips_through_the_store(tmp_path):
     assert back["change"]["omega_sq"].shape == (3, 3) and back["gram"].shape == (4, 4)
     assert back["rms_change"].shape == back["rms_change_gain"].shape == (3, 3)
     assert back["skip"].value.shape == (3, 3) and back["skip"].kind == "next_token"
-    assert set(back["prune"]) == set(R.depthcost.RANKINGS)
+    assert set(back["prune"]) == set(R.pruning.RANKINGS)
     assert back["prune"]["deepest"].sets == ((3,),)                   # n = 1..floor(3/2)
     np.testing.assert_allclose(back["prune"]["deepest"].value[0], back["skip"].value[2])
     assert json.loads(path.read_text())["n_layer"] == 3

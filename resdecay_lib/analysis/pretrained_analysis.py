@@ -5,7 +5,7 @@ JSON-ready record: the per-sequence layer metrics (:func:`resdecay_lib.nn.probe.
 the change seen through the model's own RMSNorm with and without its gains
 (:func:`resdecay_lib.nn.probe.rms_change`), the Gram matrix of the summands (for rho), Gromov's
 angular distances, the skip cost of every block and, when asked, the pruning curve of every
-ranking (:mod:`resdecay_lib.analysis.depthcost`). ``python -m resdecay_lib depth-cost MODEL`` (:mod:`resdecay_lib.cli.depth_cost`) writes
+ranking (:mod:`resdecay_lib.analysis.pruning`). ``python -m resdecay_lib depth-cost MODEL`` (:mod:`resdecay_lib.cli.depth_cost`) writes
 it under ``results/pretrained/`` atomically, with its provenance, and skips a finished file.
 
 The analysis functions read such a record (or a live :class:`~resdecay_lib.nn.probe.LayerChange`):
@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import depthcost
+from . import pruning
 from ..stats import fit
 from ..nn import pretrained
 from ..nn import probe
@@ -80,7 +80,7 @@ def measure_model(pre, text: str, n_seq: int = 16, n_tokens: int = 128, prune: b
            "change": _per_seq(ch), "gram": probe.gram(tokens).tolist(),
            "angular_distances": probe.angular_distances(stream, mask).tolist()}
     try:
-        gains = depthcost.reader_gains(pre)
+        gains = pruning.reader_gains(pre)
     except ValueError:
         gains = None                      # Post-LN: the blocks read the stream itself
     if gains is not None:
@@ -88,19 +88,19 @@ def measure_model(pre, text: str, n_seq: int = 16, n_tokens: int = 128, prune: b
         rec["rms_change"] = probe.rms_change(stream, None, mask, eps).per_sequence.tolist()
         rec["rms_change_gain"] = probe.rms_change(stream, gains, mask, eps).per_sequence.tolist()
     del stream, tokens
-    kind = depthcost.cost_kind(pre)
-    skip = depthcost.skip_costs(pre, inputs, mask, batch_size, progress)
+    kind = pruning.cost_kind(pre)
+    skip = pruning.skip_costs(pre, inputs, mask, batch_size, progress)
     rec["cost_kind"] = kind
     rec["skip"] = {"base": skip.base.tolist(), "value": skip.value.tolist()}
     if prune:
         n_max = pre.n_layer // 2
-        scores = depthcost.ranking_scores(ch)
-        sets = {name: depthcost.nested_sets(s.mean(0), n_max) for name, s in scores.items()
+        scores = pruning.ranking_scores(ch)
+        sets = {name: pruning.nested_sets(s.mean(0), n_max) for name, s in scores.items()
                 if name != "angular"}
-        sets["angular"] = depthcost.gromov_sets(np.asarray(rec["angular_distances"]), n_max)
+        sets["angular"] = pruning.gromov_sets(np.asarray(rec["angular_distances"]), n_max)
         rec["prune"] = {}
-        for name in depthcost.RANKINGS:
-            c = depthcost.removal_costs(pre, inputs, mask, sets[name], batch_size, progress)
+        for name in pruning.RANKINGS:
+            c = pruning.removal_costs(pre, inputs, mask, sets[name], batch_size, progress)
             rec["prune"][name] = {"sets": [list(s) for s in c.sets], "value": c.value.tolist()}
     return rec
 
@@ -148,8 +148,8 @@ def _check_record(rec) -> None:
     L = rec["n_layer"]
     if isinstance(L, bool) or not isinstance(L, numbers.Integral) or L < 1:
         raise _BadRecord(f"n_layer must be an integer >= 1, got {show(L)}")
-    if not isinstance(rec["cost_kind"], str) or rec["cost_kind"] not in depthcost.COSTS:
-        raise _BadRecord(f"cost_kind must be one of {sorted(depthcost.COSTS)}, got {show(rec['cost_kind'])}")
+    if not isinstance(rec["cost_kind"], str) or rec["cost_kind"] not in pruning.COSTS:
+        raise _BadRecord(f"cost_kind must be one of {sorted(pruning.COSTS)}, got {show(rec['cost_kind'])}")
     for key in ("d_model", "n_seq", "n_tokens"):       # sizes Chapter 9 prints: integers when present
         v = rec.get(key)
         if key in rec and (isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 1):
@@ -193,13 +193,13 @@ def _check_record(rec) -> None:
 @accepts(path=PathArg())
 def load_record(path) -> dict:
     """One stored record (:func:`measure_model`'s, as ``results/pretrained/`` holds them), with
-    its arrays as numpy arrays and its costs as :class:`~resdecay_lib.analysis.depthcost.RemovalCost`.
+    its arrays as numpy arrays and its costs as :class:`~resdecay_lib.analysis.pruning.RemovalCost`.
 
     ``path`` must name a regular file (:func:`resdecay_lib.checks.check_in_file`: a folder, a FIFO,
     a device or an ``int`` is refused before anything is opened). The fields read here and by
     Chapter 9 are checked before use, and a record that lacks one or holds the wrong type or
     shape (``model`` a str, ``n_layer`` an integer >= 1, ``cost_kind`` one of
-    ``depthcost.COSTS``, ``change`` every metric [n_seq, L], ``gram`` and
+    ``pruning.COSTS``, ``change`` every metric [n_seq, L], ``gram`` and
     ``angular_distances`` [L+1, L+1], ``rms_change`` [n_seq, L], ``skip`` {base [n_seq], value
     [L, n_seq]}, ``prune`` {ranking: {sets of blocks in 1..L, value [n_sets, n_seq]}}, all
     finite) raises ``ValueError`` naming the path and the field. Nothing is moved or written."""
@@ -214,10 +214,10 @@ def load_record(path) -> dict:
         if key in rec:
             rec[key] = np.asarray(rec[key], float)
     rec["change"] = {m: np.asarray(v, float) for m, v in rec["change"].items()}
-    rec["skip"] = depthcost.RemovalCost(rec["cost_kind"], tuple((k,) for k in range(1, rec["n_layer"] + 1)),
+    rec["skip"] = pruning.RemovalCost(rec["cost_kind"], tuple((k,) for k in range(1, rec["n_layer"] + 1)),
                                         np.asarray(rec["skip"]["base"], float), np.asarray(rec["skip"]["value"], float))
     if "prune" in rec:
-        rec["prune"] = {name: depthcost.RemovalCost(rec["cost_kind"], tuple(tuple(s) for s in p["sets"]),
+        rec["prune"] = {name: pruning.RemovalCost(rec["cost_kind"], tuple(tuple(s) for s in p["sets"]),
                                                     rec["skip"].base, np.asarray(p["value"], float))
                         for name, p in rec["prune"].items()}
     return rec

@@ -17,7 +17,7 @@ import pathlib
 
 from ..checks import ArgumentTypeError, show
 
-__all__ = ["read_evidence", "toc_documents", "book_notebooks", "book_root"]
+__all__ = ["read_evidence", "toc_documents", "book_notebooks", "book_root", "find_book_root"]
 
 
 def _glued_float(text: str, name: str) -> float:
@@ -105,6 +105,30 @@ def book_root(root, name: str = "root") -> pathlib.Path:
     if not (folder / "_toc.yml").is_file():
         raise ValueError(f"{name} {str(folder)!r} is not a book's folder: it has no _toc.yml")
     return folder
+
+
+def find_book_root(start=None) -> pathlib.Path:
+    """The book's folder that holds ``start`` (default: the working directory): ``start`` or
+    the nearest folder above it with a ``_toc.yml``. What every chapter calls to find
+    ``configs/`` and ``results/``, whether it runs from ``chapters/`` (``jupyter execute``,
+    nbval) or from the root (``jupyter-book build``). ``ValueError`` naming the folder when no
+    folder up to the file system's root holds a ``_toc.yml``."""
+    here = pathlib.Path.cwd() if start is None else book_path_arg(start)
+    here = here.resolve()
+    for folder in (here, *here.parents):
+        if (folder / "_toc.yml").is_file():
+            return folder
+    raise ValueError(f"start {str(here)!r} is in no book: neither it nor any folder above it holds a _toc.yml")
+
+
+def book_path_arg(path, name: str = "start") -> pathlib.Path:
+    """``path`` (a non-empty str or ``os.PathLike``) as a Path; ArgumentTypeError naming
+    ``name`` otherwise."""
+    fs = os.fspath(path) if isinstance(path, (str, os.PathLike)) else None
+    if not isinstance(fs, str) or not fs.strip() or "\x00" in fs:
+        raise ArgumentTypeError(f"{name} must be a folder (a non-empty str or os.PathLike), "
+                                f"got {type(path).__name__} {show(path)}")
+    return pathlib.Path(fs)
 
 
 def _toc_file(toc, path) -> list[str]:

@@ -657,7 +657,7 @@ def rc_profiles(prof: dict, L: int):
     return finish(fig)
 
 
-#: line style of each ranking in the pruning figure (depthcost.RANKINGS)
+#: line style of each ranking in the pruning figure (pruning.RANKINGS)
 _RANKING_STYLE = {"change": ("C3", "o-"), "influence": ("C0", "s-"), "angular": ("C2", "^-"),
                   "relative": ("C4", "v-"), "deepest": ("k", "x--")}
 

@@ -532,7 +532,7 @@ def rule_pretrained_idle(ev) -> Verdict:
                          "skip cost of the later half over the earlier half past the front")
 
 
-#: rankings the book's change is compared with (depthcost.RANKINGS without itself and without
+#: rankings the book's change is compared with (pruning.RANKINGS without itself and without
 #: ShortGPT's block influence, which is the change itself up to the stream's mean and eps:
 #: 1 - cos(u, v) = |LN0(u) - LN0(v)|^2 / (2d) for centred u, v; Chapter 9 derives it)
 COMPETITORS = ("angular", "relative", "deepest")

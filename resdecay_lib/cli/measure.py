@@ -3,7 +3,7 @@
 ``measure`` loads a packaged model or a local Hugging Face folder
 (:func:`resdecay_lib.nn.pretrained.load`) onto ``--device`` in ``--dtype``, samples windows of a
 text, measures the per-layer change (:func:`resdecay_lib.nn.probe.measure`) and, with
-``--skip-cost``, the cost of skipping each block (:func:`resdecay_lib.analysis.depthcost.skip_costs`),
+``--skip-cost``, the cost of skipping each block (:func:`resdecay_lib.analysis.pruning.skip_costs`),
 prints the table, the fitted exponent with its interval, the theorem's exponent over the same
 range in the convention the measured rho chooses (:func:`resdecay_lib.nn.probe.exponent`) and a
 one-line reading, then writes a CSV table and a figure. ``prepare-models`` converts the
@@ -103,7 +103,7 @@ def _run_measure(args) -> int:
         except ValueError as exc:
             raise ValueError(f"--device: {one_line(exc)}") from None
         if args.skip_cost and device.type != "cpu":
-            raise ValueError(f"--skip-cost runs on the CPU only (resdecay_lib.analysis.depthcost); drop it or use "
+            raise ValueError(f"--skip-cost runs on the CPU only (resdecay_lib.analysis.pruning); drop it or use "
                              f"--device cpu, got --device {args.device}")
         text = _read_text(text_path, n_seq, n_tokens)
         if args.model in PACKAGED and PACKAGED[args.model].kind != "folder":
@@ -121,7 +121,7 @@ def _run_measure(args) -> int:
                              desc=pre.name)
         skip = None
         if args.skip_cost:
-            from ..analysis.depthcost import skip_costs
+            from ..analysis.pruning import skip_costs
             print(f"skipping each of the {pre.n_layer} blocks in turn", file=sys.stderr, flush=True)
             skip = skip_costs(pre, inputs, mask, batch_size=batch_size, progress=True)
     except (MissingPackage, FileNotFoundError, ValueError) as exc:

@@ -34,7 +34,7 @@ behind, even when the forward raises):
   deep in the stack need not recompute the blocks before it.
 
 Used by :func:`resdecay_lib.nn.evaluation.ablation_losses` (one block at a time, Chapters 7-8)
-and :func:`resdecay_lib.analysis.depthcost.removal_costs` (sets of blocks, Chapter 9).
+and :func:`resdecay_lib.analysis.pruning.removal_costs` (sets of blocks, Chapter 9).
 """
 from __future__ import annotations
 

@@ -64,7 +64,7 @@ NOISE_Z = 2.0
 
 #: the domains several functions here share, declared once
 _PRE = Instance("resdecay_lib.nn.pretrained.Pretrained", "a Pretrained (pretrained.load(...))")
-_COST = Instance("resdecay_lib.analysis.depthcost.RemovalCost", "a RemovalCost (skip_costs' or removal_costs')")
+_COST = Instance("resdecay_lib.analysis.pruning.RemovalCost", "a RemovalCost (skip_costs' or removal_costs')")
 _BATCH = Int(1, 100_000)
 _N_BOOT = Int(100, 1_000_000)
 _LEVEL = Real(0, 1, lo_open=True, hi_open=True)

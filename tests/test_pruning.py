@@ -1,4 +1,4 @@
-"""Tests of resdecay_lib.analysis.depthcost (skipping and removing blocks, rankings) on tiny random
+"""Tests of resdecay_lib.analysis.pruning (skipping and removing blocks, rankings) on tiny random
 Hugging Face models built here, and of the probe's metrics the rankings read."""
 import math
 
@@ -8,7 +8,7 @@ import torch
 
 transformers = pytest.importorskip("transformers")
 
-from resdecay_lib.analysis import depthcost as D  # noqa: E402
+from resdecay_lib.analysis import pruning as D  # noqa: E402
 from resdecay_lib.nn import pretrained as P  # noqa: E402
 from resdecay_lib.nn import probe  # noqa: E402
 from hf_tiny import TEXT, tiny, tiny_tokenizer  # noqa: E402
