@@ -6,7 +6,7 @@ outcome), the validation loss against depth at a fixed number of steps or a fixe
 (:func:`loss_at_flops`), paired steps up the depth ladder (:func:`ladder_steps`), the
 ladder's best depth and the depths not worse than it (:func:`depth_ladder`), a fix's paired
 gap to Pre-LN (:func:`paired_gap`) and the depth law L(l) = c l^-alpha + L_inf
-(:func:`depth_law`). Over the deeper rungs (issue 23) the
+(:func:`depth_law`). Over the deeper rungs (depths 48 and 96) the
 depth slope (:func:`depth_slope`: the least-squares slope of the final loss on log2 depth,
 nats/char per doubling, with a t interval) and the gap of each fix to Pre-LN at equal depth
 (:func:`equal_depth_gap`).

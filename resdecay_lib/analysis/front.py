@@ -70,7 +70,7 @@ __all__ = ["FRONT_BLOCKS", "TAIL_BLOCKS", "MODELS", "WINDOWS", "PREDICT_DEPTHS",
 MODELS = ("front", "feedback", "level")
 #: the windows of the local slope, as fractions of the depth L: k in [L/4, L/2] and [L/2, L]
 WINDOWS = {"quarter_half": (0.25, 0.5), "half_end": (0.5, 1.0)}
-#: the depths the predictions are made for (the deep runs of issue 23)
+#: the depths the predictions are made for (the deep runs of Chapter 7b)
 PREDICT_DEPTHS = (48, 96)
 
 
@@ -369,7 +369,7 @@ def write_predictions(path, root=".", sweep_file="configs/train_long.toml", arch
         raise ValueError(f"{arch} at L = {L}: stored seeds {sorted(r['seed'] for r in runs)}, need {sorted(seeds)}")
     grams = {r["name"]: results.gram_at(r, step) for r in runs}
     measured = {r["name"]: results.omega_per_sequence(r, step).mean(0) for r in runs}
-    out = {"what": "predictions of trained Pre-LN's per-layer change past depth 24 (issue 23), "
+    out = {"what": "predictions of trained Pre-LN's per-layer change past depth 24, "
                    "written before any deeper run; resdecay_lib.analysis.front",
            "written_utc": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
            "code_version": code_version(),

@@ -442,7 +442,7 @@ def _check_steps(sweep, steps, n):
                          f"({list(sweep.measure_steps)}), got {steps!r}")
 
 
-#: the settling test of the 10,800-step runs (issue 23), declared before any of their measurements
+#: the settling test of the 10,800-step runs, declared before any of their measurements
 #: at these steps was read: the exponent's change between these two steps of the same run
 SETTLE_STEPS = (6000, 10800)
 #: its level: TOST at this alpha for "settled", a (1 - alpha) interval for "rising"/"falling"
@@ -742,7 +742,7 @@ def compare_exponents(a: stats.TInterval, b: stats.TInterval) -> str:
 
 
 # ----------------------------------------------------------------------------- the verdicts' statistics
-# (issue 22: each is the primary statistic of one ledger claim, declared before seeds 3-4 were read)
+# (each is the primary statistic of one ledger claim)
 
 def convention_gram(G, embedding_counted: bool) -> np.ndarray:
     """The Gram matrix of the summands the convention counts: all of them (embedding first)

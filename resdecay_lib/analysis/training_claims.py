@@ -1,4 +1,4 @@
-"""The ledger's training statistics, computed on any set of seeds (issue 22).
+"""The ledger's training statistics, computed on any set of seeds.
 
 Chapters 7 and 8 glue every statistic a training claim's rule reads three times: on all the
 seeds stored, on the discovery seeds 0-2 and on the held-out seeds 3-4

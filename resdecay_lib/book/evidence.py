@@ -39,7 +39,7 @@ KINDS = {"value": ("",), "interval": ("", "_lo", "_hi"), "interval_se": ("", "_l
 #: every declared evidence, by name
 DECLARED: dict[str, "Evidence"] = {}
 
-#: the seed sets of the replication (issue 22): the discovery set, seeds 0-2, on which the
+#: the seed sets of the replication: the discovery set, seeds 0-2, on which the
 #: rules were declared, and the held-out set, seeds 3-4, read only after they were committed.
 #: A seed-set evidence (``by_seed_set``) is glued on all seeds under its own names and on each
 #: set under ``<name>__<set>``; the ledger evaluates every rule on each (``ledger.evaluate``).
@@ -357,7 +357,7 @@ INIT_FITSTART_SHIFT_PRE_LN = value(
     by_seed_set=True)
 EXP_N_SEEDS = value("ev_exp_n_seeds", "07_training", "seeds behind each trained interval", by_seed_set=True)
 EXP_T_DF = value("ev_exp_t_df", "07_training", "degrees of freedom of the trained t intervals", by_seed_set=True)
-#: claim-independence's primary statistic (issue 22): the order-free split of the exponent
+#: claim-independence's primary statistic: the order-free split of the exponent
 #: shift from the theorem's curve to the exact (r, c) prediction (results.exponent_split)
 SPLIT_CORR_SHARE = interval(
     "ev_split_corr_share", "07_training",
@@ -377,7 +377,7 @@ SPLIT_EXP_FULL = value(
     by_seed_set=True)
 SPLIT_EXP_MEASURED = value(
     "ev_split_exp_measured", "07_training", "mean measured exponent over the same range", by_seed_set=True)
-#: claim-compensation's toy reading (issue 22): do later blocks' output scales grow with k?
+#: claim-compensation's toy reading: do later blocks' output scales grow with k?
 VAR_EXP_TOY = interval(
     "ev_var_exp_toy", "07_training",
     "slope of log s_k^2 (block k's output variance) on log k over k = 4..L-1 (past the front, last block "
@@ -411,7 +411,7 @@ FRONT_PRED_WIDTH = value(
     "ev_front_pred_width", "07b_front",
     "half-width, in units of u, of the front model's own 97.5 % interval over the depth-24 seeds "
     "(the larger of the two depths)")
-#: the 10,800-step runs at depth 24 (issue 23): does the trained exponent settle?
+#: the 10,800-step runs at depth 24: does the trained exponent settle?
 #: (resdecay_lib.analysis.training_analysis.settling, declared before their data)
 LONG_EXP_END = interval(
     "ev_long_exp_end", "07b_front",
@@ -436,7 +436,7 @@ ABLATION_TREND_LEVEL = value(
     "ev_ablation_trend_level", "08_cost", "level of the ablation trends' intervals (descriptive)")
 ABLATION_BLOCK1_PRE_LN = value(
     "ev_ablation_block1_pre_ln", "08_cost", "loss increase from removing block 1 (nats/char)")
-#: claim-idle-blocks' primary statistic (issue 22): the later half against the earlier half
+#: claim-idle-blocks' primary statistic: the later half against the earlier half
 HALF_RATIO_TOY = interval(
     "ev_half_ratio_toy", "08_cost",
     "mean loss increase from removing blocks L/2+1..L over that of blocks 4..L/2, trained Pre-LN L = 24, "
@@ -444,7 +444,7 @@ HALF_RATIO_TOY = interval(
 HALF_RATIO_REF_TOY = value(
     "ev_half_ratio_ref_toy", "08_cost",
     "the same ratio of the theorem's omega_k^2 (exact curve, the trained runs' convention)", by_seed_set=True)
-#: claim-depth-cost's primary statistic (issue 22): depth's effect over every run
+#: claim-depth-cost's primary statistic: depth's effect over every run
 DEPTH_SLOPE_PRE_LN = interval(
     "ev_depth_slope_pre_ln", "08_cost",
     "slope of the final validation loss on log2 depth, Pre-LN at depths >= 8 and the ladder's rate 0.006, "
@@ -522,7 +522,8 @@ METRIC_RHO_CHANGE = {
                         "Spearman correlation of the change with SmolLM2's skip cost"),
     "qwen": interval("ev_metric_rho_change_qwen", "09_pretrained", "the same for Qwen"),
 }
-#: rho(change) - rho(competitor), per (competitor, model) (paired bootstrap, Bonferroni over 8)
+#: rho(change) - rho(competitor), per (competitor, model) (paired bootstrap at 1 - 0.05/6: Bonferroni over
+#: 2 models x 3 competitors; influence, the change itself, is reported beside them, not counted)
 METRIC_DIFF = {
     ("influence", "smollm2"): interval("ev_metric_diff_influence_smollm2", "09_pretrained",
                                        "rho(change) - rho(block influence), SmolLM2"),
@@ -538,14 +539,14 @@ METRIC_DIFF = {
     ("deepest", "qwen"): interval("ev_metric_diff_deepest_qwen", "09_pretrained", "the same, Qwen"),
 }
 
-#: claim-compensation's real-model readings (issue 22): the slope of log s_k^2 on log k over
+#: claim-compensation's real-model readings: the slope of log s_k^2 on log k over
 #: k = 4..L-1 (percentile bootstrap over sequences at 1 - 0.05/3)
 VAR_EXP = {
     "smollm2": interval("ev_var_exp_smollm2", "09_pretrained",
                         "slope of log |f_k|^2 (block k's output) on log k, k = 4..L-1, SmolLM2, Shakespeare"),
     "qwen": interval("ev_var_exp_qwen", "09_pretrained", "the same for Qwen"),
 }
-#: claim-pretrained-idle's primary statistic (issue 22): mean skip cost of blocks L/2+1..L (the
+#: claim-pretrained-idle's primary statistic: mean skip cost of blocks L/2+1..L (the
 #: last included) over that of blocks 4..L/2 (percentile bootstrap over sequences, 97.5 %)
 HALF_RATIO = {
     "smollm2": interval("ev_half_ratio_smollm2", "09_pretrained",

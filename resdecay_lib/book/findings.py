@@ -1,4 +1,4 @@
-"""The book's findings in a few sentences, written from the stored evidence (issues 22 and 33).
+"""The book's findings in a few sentences, written from the stored evidence.
 
 One place writes them: the Preface glues them, the README's findings block and the PDF's
 abstract are generated from them (``tools/findings.py``; a test fails when the README is
@@ -365,8 +365,8 @@ def _paragraph_long(ev) -> str:
 
 
 def findings_markdown(ev) -> str:
-    """The findings as the one paragraph of issue 22, every number from ``ev``: what Chapter 10
-    glues as ``ledger-summary`` until it is re-executed on :func:`findings_list` (issue 33).
+    """The findings as one paragraph, every number from ``ev``: what Chapter 10
+    glues as ``ledger-summary`` until it is re-executed on :func:`findings_list`.
     Kept unchanged so that Chapter 10's stored output stays what its code gives."""
     v = {c.id: w for c, w in ledger.evaluate(ev)}
     n = verdict_counts(ev)

@@ -299,7 +299,7 @@ def data_digest(fig, digits: int = DIGEST_DIGITS) -> str:
     of the image's values), each to ``digits`` significant digits.
 
     nbval compares this text instead of the PNG's bytes, which change with the last bits of
-    the CPU's arithmetic (issue 20); a change to what the figure shows changes the digest."""
+    the CPU's arithmetic (AVX2, AVX-512 or torch's portable kernels); a change to what the figure shows changes the digest."""
     check_int("digits", digits, 1, 17)
     lines = []
     for i, ax in enumerate(fig.get_axes()):

@@ -14,8 +14,8 @@ A rule's fingerprint is the SHA-256 of a canonical text made of
 * the dotted names of library functions of other modules it calls (``stats.t_quantile``): by
   name only, since their numerics are tested on their own and may change their implementation.
 * a relative import inside the rule by its first component and its names only (``from
-  ..stats.inference import t_quantile`` reads as ``from .stats import t_quantile``), so that the
-  move of the library into layers (issue 21) leaves every fingerprint as it was.
+  ..stats.inference import t_quantile`` reads as ``from .stats import t_quantile``), so that
+  moving a module into a layer's package leaves every fingerprint as it was.
 
 :data:`REGISTRY` (``results/preregistration.json``) holds, per claim, the fingerprint at the
 commit that declared it, with the claim's sentence, primary statistic, rule and margin. The

@@ -571,7 +571,7 @@ def rule_metric(ev) -> Verdict:
 @reads_finite_evidence
 def rule_front(ev) -> Verdict:
     """'Whether training reduces, preserves or amplifies the decay is open', past depth 24
-    (Chapter 7b; issue 23; this rule and the predictions were committed before any deep run).
+    (Chapter 7b; this rule and the predictions were committed before any deep run).
     Two predictions from the depth-24 runs (``results/predictions/front.json``): the front
     model (independent blocks past a measured front: the decay resumes, offset) and the level
     model (later blocks keep writing the bulk's share of the stream: the change levels off).
