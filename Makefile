@@ -31,7 +31,7 @@ test: $(STAMP)
 	bash tools/ensure_chromium.sh
 	$(BIN)/pytest -q $(XDIST) tests resdecay_lib
 	$(BIN)/pytest -q $(XDIST) --nbval chapters intro.ipynb
-	# the same outputs on another CPU: torch's portable kernels stand in for a machine without AVX2/AVX-512 (issue 20)
+	# the same outputs on another CPU: torch's portable kernels stand in for a machine without AVX2/AVX-512
 	ATEN_CPU_CAPABILITY=default $(BIN)/pytest -q $(XDIST) --nbval chapters intro.ipynb
 	$(MAKE) --no-print-directory stored-build
 

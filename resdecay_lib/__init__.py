@@ -52,10 +52,12 @@ crossing modules)::
   ``analysis.front`` (the front of trained Pre-LN and its predictions), ``analysis.recheck``
   (a stored run re-run live), ``analysis.training_claims``; ``analysis.chapters.<name>``: one
   typed result per chapter, ``chapter(root)``, with the wording functions of its sentences
-* ``cli``: ``__main__`` (the command line, also the ``resdecay`` console script: routes
-  ``train``, ``sweep``, ``measure``, ``depth-cost``, ``analyse``, ``prepare-models``,
-  ``prepare-corpus``; ``--version`` prints the name, :data:`__version__` and the commit),
-  ``cli.measure``, ``cli.depth_cost``, ``cli.analyse``
+* ``cli``: ``__main__`` (the command line, also the ``resdecay`` console script: routes each
+  command to its module; ``--version`` prints the name, :data:`__version__` and the commit);
+  one module per command, which parses, prints and exits while the layers below do the work:
+  ``cli.prepare_corpus`` (``prepare-corpus``), ``cli.prepare_models`` (``prepare-models``),
+  ``cli.train``, ``cli.sweep``, ``cli.measure``, ``cli.depth_cost`` (``depth-cost``),
+  ``cli.analyse``; no other module imports argparse
 
 """
 __version__ = "0.1.0"

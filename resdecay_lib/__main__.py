@@ -1,24 +1,26 @@
 """Command line: ``resdecay COMMAND ...`` (the console script) or ``python -m resdecay_lib COMMAND ...``.
 
-Each command lives in the module that does the work; that module defines
-``register_cli(subparsers)``, which adds its sub-commands with ``set_defaults(func=...)``.
-Modules are imported only when listed here, so adding a command is one line.
+Each command is one module of :mod:`resdecay_lib.cli`, named after it (``prepare-corpus`` is
+``cli.prepare_corpus``); that module parses the command's options, prints and chooses the
+exit code, and calls the library for the work (library modules define no command line and
+never import argparse). It defines ``register_cli(subparsers)``, which adds its sub-command
+with ``set_defaults(func=...)``. Modules are imported only when listed in
+:data:`COMMAND_MODULES`, so adding a command is one module and one line here.
 ``--version`` prints the command's name, the library's version and its commit
 (:func:`version_line`).
 """
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import importlib
 import sys
 from pathlib import Path
 
 from . import __version__
 
-#: modules that contribute sub-commands (each defines ``register_cli``)
-COMMAND_MODULES: tuple[str, ...] = ("training.data", "training.runs", "training.sweep", "cli.measure", "cli.depth_cost",
-                                     "cli.analyse")
+#: the modules of the sub-commands (each defines ``register_cli``), in the order ``--help`` lists them
+COMMAND_MODULES: tuple[str, ...] = ("cli.prepare_corpus", "cli.train", "cli.sweep", "cli.prepare_models", "cli.measure",
+                                     "cli.depth_cost", "cli.analyse")
 
 #: the console script's name ([project.scripts] in pyproject.toml)
 SCRIPT = "resdecay"
@@ -36,25 +38,6 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message):
         name = self.prog.split()[-1] if self.prog != "python -m resdecay_lib" else self.prog
         self.exit(2, f"{name}: {' '.join(message.split())}\n")
-
-
-def _describe_train_options(parser: argparse.ArgumentParser) -> None:
-    """``train --help``: each TrainConfig option's valid values (its declared domain) and
-    default, and for ``--arch`` the placements of the models registry."""
-    from .nn.models import ARCHS
-    from .training.config import TrainConfig
-    defaults = {f.name: f.default for f in dataclasses.fields(TrainConfig)}
-    for action in parser._actions:
-        name = action.dest
-        if name not in TrainConfig.DOMAINS or name not in defaults:
-            continue
-        if name == "arch":
-            action.metavar = "ARCH"
-            action.help = (f"the norm placement, one of {', '.join(ARCHS)} (resdecay_lib.nn.models.ARCHS); "
-                           f"default {defaults[name]!r}")
-        else:
-            action.help = f"{TrainConfig.DOMAINS[name].describe()}; default {defaults[name]!r}"
-        action.help = action.help.replace("%", "%%")
 
 
 def version_line() -> str:
@@ -76,8 +59,6 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMAND_MODULES:
         importlib.import_module(f"resdecay_lib.{name}").register_cli(sub)
-    if "train" in sub.choices:
-        _describe_train_options(sub.choices["train"])
     args = parser.parse_args(argv)
     if args.version:
         print(version_line())

@@ -17,6 +17,7 @@ import torch
 
 from resdecay_lib import __version__
 from resdecay_lib.__main__ import main
+from resdecay_lib.cli.train import DEFAULT_OUT_DIR
 from resdecay_lib.analysis import training_analysis as R
 from resdecay_lib.nn import models, pretrained, probe
 from resdecay_lib.nn.config import ARCH_NAMES
@@ -56,9 +57,9 @@ def test_train_without_out_writes_runs_slash_run_name_json_under_the_current_fol
     assert not (tmp_path / "runs").exists()
     assert main(TRAIN4) == 0
     out = capsys.readouterr().out.splitlines()
-    written = tmp_path / runs.DEFAULT_OUT_DIR / f"{NAME4}.json"
+    written = tmp_path / DEFAULT_OUT_DIR / f"{NAME4}.json"
     assert json.loads(written.read_text())["name"] == NAME4
-    assert out[-1] == f"result written to {Path(runs.DEFAULT_OUT_DIR) / f'{NAME4}.json'}"
+    assert out[-1] == f"result written to {Path(DEFAULT_OUT_DIR) / f'{NAME4}.json'}"
     assert main(TRAIN4) == 0                   # again: the same file is replaced
     assert list((tmp_path / "runs").iterdir()) == [written]
 

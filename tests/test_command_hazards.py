@@ -12,6 +12,9 @@ import pytest
 from resdecay_lib.__main__ import main
 from resdecay_lib.cli import depth_cost as D
 from resdecay_lib.cli import measure as M
+from resdecay_lib.cli import prepare_models as PM
+from resdecay_lib.cli import sweep as sweep_cli
+from resdecay_lib.cli import train as train_cli
 from resdecay_lib.nn import pretrained
 from resdecay_lib.training import data
 from resdecay_lib.training import runs
@@ -33,6 +36,7 @@ def _no_training(monkeypatch):
     fail = lambda *a, **k: pytest.fail("a run was trained")      # noqa: E731
     monkeypatch.setattr(S, "run_result", fail)
     monkeypatch.setattr(runs, "run_result", fail)
+    monkeypatch.setattr(train_cli, "run_result", fail)
 
 
 def _no_loading(monkeypatch):
@@ -40,7 +44,7 @@ def _no_loading(monkeypatch):
     monkeypatch.setattr(pretrained, "load", fail)
     monkeypatch.setattr(pretrained, "load_packaged", fail)
     monkeypatch.setattr(M, "load", fail, raising=False)
-    monkeypatch.setattr(M, "load_packaged", fail, raising=False)
+    monkeypatch.setattr(PM, "load_packaged", fail)
 
 
 # ----------------------------------------------------------------------------- sweep: the output folder
@@ -161,7 +165,7 @@ def test_a_sweep_with_no_wait_exits_3_naming_the_runs_another_live_process_holds
     cfg = _held_sweep(tmp_path, monkeypatch, seed_corpus)
     held = S.claim(tmp_path / "sweep" / ".claims", "pre_ln_L2_s0")
     capsys.readouterr()
-    assert main(["sweep", str(cfg), "--root", str(tmp_path), "--workers", "1", "--no-wait"]) == S.EXIT_HELD == 3
+    assert main(["sweep", str(cfg), "--root", str(tmp_path), "--workers", "1", "--no-wait"]) == sweep_cli.EXIT_HELD == 3
     err = capsys.readouterr().err.strip().splitlines()[-1]
     assert err.startswith("sweep: 1 run(s) held by another live process") and "--no-wait" in err and \
         err.count("pre_ln_L2_s0") == 1 and "pre_ln_L1_s0" not in err, err
@@ -245,7 +249,7 @@ def test_prepare_models_with_a_broken_cache_is_one_line(tmp_path, monkeypatch, c
     (tmp_path / "cache").mkdir()
     (tmp_path / "cache" / "models").write_text("")
     monkeypatch.setenv("RESDECAY_CACHE", str(tmp_path / "cache"))
-    monkeypatch.setattr(M, "load_packaged", lambda *a, **k: pytest.fail("a model was loaded"))
+    monkeypatch.setattr(PM, "load_packaged", lambda *a, **k: pytest.fail("a model was loaded"))
     assert main(["prepare-models"]) == 2
     assert "RESDECAY_CACHE" in _one_line(capsys, "prepare-models")
 
@@ -276,6 +280,7 @@ def test_prepare_corpus_with_a_broken_default_cache_is_one_line(tmp_path, monkey
 def test_train_with_a_broken_cache_or_no_corpus_is_one_line_before_any_training(tmp_path, monkeypatch, capsys, make):
     fail = lambda *a, **k: pytest.fail("a run was trained")      # noqa: E731
     monkeypatch.setattr(runs, "run_result", fail)
+    monkeypatch.setattr(train_cli, "run_result", fail)
     (tmp_path / "FILE").write_text("")
     cache = {"file": tmp_path / "FILE", "under_file": tmp_path / "FILE" / "c", "no_corpus": tmp_path / "empty"}[make]
     monkeypatch.setenv("RESDECAY_CACHE", str(cache))

@@ -51,7 +51,6 @@ MODULES = (baselines, data, pruning, engines, evaluation, hooks, init_analysis, 
 #: public names that declare no domain, and why
 NO_DOMAIN = {
     "Exponent": "a result record",
-    "register_cli": "argparse plumbing: the command line is fuzzed through main below",
     "TrainState": "a result record, made by train()",
     "NonFiniteLoss": "an exception", "CheckpointUnreadable": "an exception",
     "CheckpointMismatch": "an exception", "CorpusUnavailable": "an exception",
@@ -269,6 +268,7 @@ EXAMPLES = {
     "training.sweep.on_device": (dict(spec_or_path=SPEC, device="cpu"), True),
     "training.engines.local_executor": (dict(workers=1), False),
     "training.sweep.unfinished": (dict(spec=SPEC, root=TMP, done=[]), True),
+    "training.sweep.check_sweep": (dict(spec=SPEC, root=TMP, local=False), False),
     # train
     "training.config.TrainConfig": (dataclasses.asdict(CFG), True),
     "training.train.lr_factor": (dict(step=3, cfg=CFG), True),

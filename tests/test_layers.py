@@ -183,6 +183,46 @@ def test_the_layer_checks_can_fail(tmp_path):
     assert private == ["resdecay_lib.analysis.front:1 imports resdecay_lib.nn.probe._private"]
 
 
+def argparse_importers(pkg: Path = PKG) -> list[str]:
+    """The modules outside the command line (``resdecay_lib.cli`` and ``__main__``) that import
+    argparse (``import argparse``, ``from argparse import ...``, at the top or inside a function)."""
+    bad = []
+    for name, path in modules(pkg).items():
+        if layer_of(name) == "cli":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+            if isinstance(node, ast.Import):
+                found = any(a.name.split(".")[0] == "argparse" for a in node.names)
+            elif isinstance(node, ast.ImportFrom):
+                found = not node.level and (node.module or "").split(".")[0] == "argparse"
+            else:
+                continue
+            if found:
+                bad.append(f"{name}:{node.lineno}")
+    return bad
+
+
+def test_only_the_command_line_imports_argparse():
+    """Library modules define no command line: each command is a module of resdecay_lib/cli."""
+    assert argparse_importers() == []
+
+
+def test_the_argparse_check_can_fail(tmp_path):
+    pkg = tmp_path / "resdecay_lib"
+    for sub in ("", "training", "cli"):
+        (pkg / sub).mkdir(parents=True, exist_ok=True)
+        (pkg / sub / "__init__.py").write_text("")
+    (pkg / "training" / "runs.py").write_text("def f():\n    from argparse import ArgumentParser\n")
+    (pkg / "cli" / "train.py").write_text("import argparse\n")
+    (pkg / "__main__.py").write_text("import argparse\n")
+    global ROOT
+    saved, ROOT = ROOT, tmp_path
+    try:
+        assert argparse_importers(pkg) == ["resdecay_lib.training.runs:2"]
+    finally:
+        ROOT = saved
+
+
 def test_init_is_torch_free_and_the_module_map():
     text = (PKG / "__init__.py").read_text(encoding="utf-8")
     tree = ast.parse(text)

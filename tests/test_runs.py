@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from resdecay_lib.cli import train as train_cli
 from resdecay_lib.training import runs, train as T
 from resdecay_lib.__main__ import main as cli_main
 
@@ -154,7 +155,7 @@ def test_train_recovers_from_a_truncated_checkpoint_as_the_sweep_does(tmp_path, 
 def test_train_keeps_its_result_when_the_out_file_cannot_be_written_after_all(tmp_path, capsys, monkeypatch):
     def fail(obj, path):
         raise PermissionError(13, "Permission denied")
-    monkeypatch.setattr(runs, "write_json_atomic", fail)
+    monkeypatch.setattr(train_cli, "write_json_atomic", fail)
     assert cli_main(TRAIN + ["--out", str(tmp_path / "r.json")]) == 1
     cap = capsys.readouterr()
     assert "the result follows on stdout" in cap.err

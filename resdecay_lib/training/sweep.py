@@ -26,17 +26,8 @@ Two sweeps on one folder share the work: a run another live process holds is wai
 (:func:`run_sweep`'s ``wait``), polling at most every :data:`WAIT_MAX_S` seconds, until its
 result appears or its holder dies (its claim is then taken over and the run trained here).
 
-Command line::
-
-    python -m resdecay_lib sweep configs/train_long.toml [--root DIR]
-        [--executor local|dask|slurm] [--workers N] [--scheduler ADDRESS] [--device cuda]
-        [--no-wait]
-
-``--device cuda`` runs the same sweep on a GPU, stored apart (:func:`on_device`). Exit
-codes: 0, every result of the sweep is on disk (whoever trained it); 2, a bad option, path,
-cache or engine, before any run; 3 (:data:`EXIT_HELD`), with ``--no-wait``, runs another live
-process holds have no result yet (run the sweep again later: it resumes them); 1, a run
-failed with an error (a traceback).
+The ``sweep`` command (:mod:`resdecay_lib.cli.sweep`) runs a sweep file from the command
+line, on a device of choice (:func:`on_device`), and prints a table of its runs.
 
 The engines (a local process pool, a Dask cluster, SLURM through submitit) are
 :mod:`resdecay_lib.training.engines`; the result files do not depend on which one ran them.
@@ -47,7 +38,6 @@ import concurrent.futures as cf
 import glob
 import hashlib
 import json
-import math
 import os
 import sys
 import threading
@@ -56,18 +46,16 @@ from dataclasses import asdict
 from pathlib import Path
 
 from ..checks import Callable, Flag, Instance, OneOf, PathArg, Text, accepts, check_out_dir, one_line
-from ..checks import cli_int as _cli_int
 from ..nn.device import cache_dir
 from .config import TrainConfig
 from .data import CorpusUnavailable, cache_folder, shakespeare_text
-from .engines import ENGINES, MAX_WORKERS, EngineUnavailable, check_scheduler, open_executor
-from .runs import K_MIN, LEVEL, run_result, stored_exponent
+from .runs import run_result
 from .store import (SweepSpec, claim, code_version, load_sweep, plan_of, read_result, release, result_path, run_id,
                     sweep_runs, write_json_atomic)
 from .train import CheckpointUnreadable, ForeignCheckpoint, clean_checkpoint_temporaries, discard_checkpoint
 
-__all__ = ["DEVICES", "on_device", "run_one", "run_sweep", "unfinished", "register_cli", "CLAIMED",
-           "EXIT_HELD", "WAIT_FIRST_S", "WAIT_MAX_S"]
+__all__ = ["DEVICES", "on_device", "run_one", "run_sweep", "check_sweep", "unfinished", "CLAIMED",
+           "WAIT_FIRST_S", "WAIT_MAX_S"]
 
 _HEARTBEAT_S = 30.0
 #: the first pause (seconds) before a sweep looks again at runs another live process holds;
@@ -75,9 +63,6 @@ _HEARTBEAT_S = 30.0
 WAIT_FIRST_S = 1.0
 #: the longest pause between two looks at the runs a sweep waits for
 WAIT_MAX_S = 10.0
-#: the sweep command's exit code when, with ``--no-wait``, runs another live process holds
-#: have no result yet (0: every result is on disk; 2: a bad option or path, before any run)
-EXIT_HELD = 3
 
 #: the domains several functions here share, declared once
 _SPEC = Instance(dict, "a sweep (a dict, as load_sweep returns it)")
@@ -182,27 +167,27 @@ class _Executor(Instance):
             self.wrong_kind(name, value)
 
 
-def _check_store(spec, root) -> Path:
-    """``<root>/<out>`` as a folder this process can write (with its ``.claims``), or
-    ValueError in one line naming it; nothing is created."""
+@accepts(spec=_SPEC, root=_ROOT, local=Flag())
+def check_sweep(spec, root, local: bool = True) -> Path:
+    """What a sweep needs before its first run, checked without creating anything:
+    ``<root>/<out>`` (with its ``.claims``) a folder this process can write and, with ``local``
+    (the runs go in processes of this machine), the cache folder and its ``checkpoints``
+    writable and the Shakespeare corpus prepared when a run trains on it. Returns
+    ``<root>/<out>``; ValueError in one line naming what is wrong otherwise. :func:`run_sweep`
+    calls it, and the ``sweep`` command before it starts an engine."""
     out = Path(root) / spec["out"]
     check_out_dir(f"the sweep's out folder {str(out)!r} (root / out)", out)
     check_out_dir(f"the sweep's claims folder {str(out / '.claims')!r}", out / ".claims")
+    if local:
+        cache = cache_folder()
+        check_out_dir(f"the checkpoints folder {str(cache / 'checkpoints')!r} ($RESDECAY_CACHE/checkpoints)",
+                      cache / "checkpoints")
+        if any(c.corpus == "shakespeare" for c in sweep_runs(spec)):
+            try:
+                shakespeare_text()
+            except CorpusUnavailable as exc:
+                raise ValueError(one_line(exc)) from None
     return out
-
-
-def _check_local(spec) -> None:
-    """What runs in processes of this machine need from the cache, checked before the first:
-    the cache folder and its ``checkpoints`` writable, and the Shakespeare corpus prepared when
-    a run trains on it. ValueError in one line otherwise."""
-    cache = cache_folder()
-    check_out_dir(f"the checkpoints folder {str(cache / 'checkpoints')!r} ($RESDECAY_CACHE/checkpoints)",
-                  cache / "checkpoints")
-    if any(c.corpus == "shakespeare" for c in sweep_runs(spec)):
-        try:
-            shakespeare_text()
-        except CorpusUnavailable as exc:
-            raise ValueError(one_line(exc)) from None
 
 
 def _worth_a_try(spec, cfg_dict, root) -> bool:
@@ -243,8 +228,8 @@ def run_sweep(spec_or_path, root: str | Path = ".", executor: cf.Executor | None
     happened) per configuration, in the sweep's order.
 
     Before any run, ``<root>/<out>`` must be a folder this process can write (and, with
-    ``executor`` None, the cache usable and the corpus prepared): ValueError in one line
-    otherwise, with nothing trained.
+    ``executor`` None, the cache usable and the corpus prepared; :func:`check_sweep`):
+    ValueError in one line otherwise, with nothing trained.
 
     ``wait`` (the default): a run another live process holds (:data:`CLAIMED`) is waited
     for, with one log line naming what is waited for (again whenever that changes), looked at
@@ -256,9 +241,7 @@ def run_sweep(spec_or_path, root: str | Path = ".", executor: cf.Executor | None
     :func:`unfinished`).
     """
     spec = load_sweep(spec_or_path)
-    out = _check_store(spec, root)
-    if executor is None:
-        _check_local(spec)
+    out = check_sweep(spec, root, local=executor is None)
     code = code_version()
     args = [(dict(spec), asdict(c), str(root), code) for c in sweep_runs(spec)]
     n = len(args)
@@ -290,7 +273,7 @@ def run_sweep(spec_or_path, root: str | Path = ".", executor: cf.Executor | None
     return done
 
 
-#: devices a stored sweep can be moved to from the command line (``--device``)
+#: the devices :func:`on_device` moves a sweep to (the ``sweep`` command's ``--device``)
 DEVICES = ("cpu", "cuda")
 
 
@@ -311,127 +294,6 @@ def on_device(spec_or_path, device: str) -> SweepSpec:
     return load_sweep(spec)
 
 
-# ----------------------------------------------------------------------------- command line
-
-def _cli_float(option: str, text, lo: float, hi: float) -> float:
-    try:
-        value = float(text)
-    except (TypeError, ValueError):
-        value = math.nan
-    if not (math.isfinite(value) and lo < value <= hi):
-        raise ValueError(f"{option} must be a number of seconds in ({lo:g}, {hi:g}], got {text!r}")
-    return value
-
-
-def _cmd_sweep(args) -> int:
-    try:
-        engine = args.executor
-        if engine is None:
-            engine = "dask" if args.scheduler is not None else "local"
-        if engine not in ENGINES:
-            raise ValueError(f"--executor must be one of {', '.join(ENGINES)}, got {engine!r}")
-        if args.scheduler is not None:
-            if engine != "dask":
-                raise ValueError(f"--scheduler is the address of a Dask scheduler: it goes with "
-                                 f"--executor dask (or alone), not with --executor {engine}")
-            check_scheduler(args.scheduler)
-        workers = None
-        if args.workers is not None:
-            workers = _cli_int("--workers", args.workers, 1, MAX_WORKERS)
-            if engine == "slurm" or args.scheduler is not None:
-                raise ValueError("--workers sets the processes of --executor local or of a "
-                                 "Dask LocalCluster; with "
-                                 + ("--scheduler the cluster's workers run the sweep"
-                                    if engine == "dask" else "--executor slurm every "
-                                    "configuration is a SLURM job of its own"))
-        timeout = _cli_float("--connect-timeout", args.connect_timeout, 0, 3600)
-        root = check_out_dir("--root", args.root)       # not '' (the current folder by accident)
-        spec = load_sweep(args.config)
-        if args.device is not None:
-            spec = on_device(spec, args.device)
-            if args.device == "cuda":
-                import torch
-                if not torch.cuda.is_available():
-                    raise ValueError("--device cuda: CUDA is not available here "
-                                     "(torch.cuda.is_available() is False)")
-        _check_store(spec, root)                        # before any run, not after the first
-        if engine == "local" or (engine == "dask" and args.scheduler is None):
-            _check_local(spec)                          # the runs' processes are this machine's
-    except ValueError as exc:
-        print(f"sweep: {exc}", file=sys.stderr)
-        return 2
-    if workers is None:
-        workers = max(1, (os.cpu_count() or 1) // int(spec.get("base", {}).get("threads", 1)))
-    # workers elsewhere (another process, node or folder) must find the store by its full path
-    root = root.resolve()
-    try:
-        with open_executor(engine, workers, args.scheduler, spec, root,
-                           connect_timeout=timeout) as ex:
-            done = run_sweep(spec, root=root, executor=ex, wait=not args.no_wait)
-    except EngineUnavailable as exc:
-        print(f"sweep: {exc}", file=sys.stderr)
-        return 2
-    print(_summary_table(spec, root, done))
-    missing = unfinished(spec, root, done)
-    if missing:   # exit 0 means every result is on disk, whoever trained it
-        print(f"sweep: {len(missing)} run(s) held by another live process have no result yet (--no-wait): "
-              f"{', '.join(missing)}; run the sweep again once that process has ended (it resumes "
-              f"them if they are still missing)", file=sys.stderr)
-        return EXIT_HELD
-    return 0
-
-
-def _exponent_cells(r) -> tuple[str, str, str]:
-    """A stored result's exponent for the sweep's table: (the fit with its interval, the
-    theorem's exponent over the same k in the convention rho chooses, the reading), at the last
-    measured step over k = 2..L (:func:`~resdecay_lib.training.runs.stored_exponent`), or
-    ("-", "-", why not)."""
-    try:
-        if r.get("status") != "ok":
-            return "-", "-", "none (the run did not finish)"
-        L = r["config"]["n_layer"]
-        if isinstance(L, int) and L < K_MIN + 2:
-            return "-", "-", f"none (L = {L} < {K_MIN + 2})"
-        e = stored_exponent(r, k_min=K_MIN, level=LEVEL)
-    except (ValueError, TypeError, KeyError, AttributeError):
-        return "-", "-", "none (no measurement to fit)"
-    fit = f"{e.exponent:.3f}" + (f" [{e.lo:.3f}, {e.hi:.3f}]" if e.lo is not None and e.hi is not None else "")
-    return fit, f"{e.reference:.3f} {e.convention}", e.reading.split(" (")[0]
-
-
-def _summary_table(spec, root, done=()) -> str:
-    """The table a sweep prints at its end: each run of ``spec`` with the status and final
-    validation loss of its stored result under ``root`` (read only: nothing is moved), its
-    exponent at the last measured step with its interval, the theorem's exponent over the same
-    k in the convention rho chooses and the reading (:func:`_exponent_cells`) and, from
-    ``done`` (run_sweep's (name, what happened)), what this sweep did with it; a legend last."""
-    what = dict(done)
-    rows = [("run", "status", "final val loss", f"exponent [{LEVEL:.0%}]", "theorem", "reading", "this sweep")]
-    for c in sweep_runs(spec):
-        name, path = run_id(spec, c), result_path(spec, c, root)
-        status, loss, cells = "no result", "-", ("-", "-", "-")
-        try:
-            r = json.loads(path.read_text())
-            status = str(r.get("status", "?"))
-            if status == "non_finite":
-                status += f" at step {r.get('failed_step')}"
-            v = ((r.get("final") or {}).get("val_loss") or {}).get("mean")
-            if isinstance(v, (int, float)) and not isinstance(v, bool):
-                loss = f"{v:.4f}"
-            cells = _exponent_cells(r)
-        except (OSError, ValueError, AttributeError):
-            pass
-        rows.append((name, status, loss, *cells, what.get(name, "")))
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
-    right = {2, 3}                            # the numbers
-    lines = ["  ".join(f"{r[i]:>{widths[i]}}" if i in right else f"{r[i]:{widths[i]}}" for i in range(len(widths)))
-             + f"  {r[-1]}" for r in rows]
-    legend = (f"exponent: omega_k^2 ~ k^p fitted over k = {K_MIN}..L at each run's last measured step, "
-              f"{LEVEL:.0%} percentile bootstrap over the measured sequences; theorem: its exponent over the same "
-              "k, in the convention the measured rho chooses (resdecay analyse RUN.json for any step)")
-    return f"results in {Path(root) / spec['out']}:\n" + "\n".join(line.rstrip() for line in lines) + "\n" + legend
-
-
 @accepts(spec=_SPEC, root=_ROOT)
 def unfinished(spec, root, done) -> list[str]:
     """The runs of ``done`` (run_sweep's (name, what happened)) that were skipped as claimed by
@@ -439,38 +301,3 @@ def unfinished(spec, root, done) -> list[str]:
     claimed = {name for name, what in done if what == CLAIMED}
     return [run_id(spec, c) for c in sweep_runs(spec)
             if run_id(spec, c) in claimed and not result_path(spec, c, root).is_file()]   # atomic: whole or absent
-
-
-def register_cli(sub) -> None:
-    """Add ``sweep`` to the ``python -m resdecay_lib`` parser."""
-    q = sub.add_parser(
-        "sweep", help="run a grid of training runs from a TOML file (resumable); print a table of their exponents",
-        description="Run every configuration of a sweep file that has no result yet, then print a table of "
-                    "its runs: status, final validation loss, the exponent of the per-layer change omega_k^2 "
-                    f"at the last measured step over k = {K_MIN}..L with its {LEVEL:.0%} bootstrap interval, the "
-                    "theorem's exponent over the same k in the convention the measured rho chooses, and the "
-                    "reading (a run of fewer than four blocks has none). Two sweeps on "
-                    "one folder share the work: a run another live process holds is waited for "
-                    "(or taken over if that process dies). Exit codes: 0, every result of the sweep "
-                    "is on disk (whoever trained it); 2, a bad option, path, cache or engine, found "
-                    f"before any run; {EXIT_HELD}, with --no-wait, runs another live process holds "
-                    "have no result yet; 1, a run failed with an error.")
-    q.add_argument("config", help="sweep TOML file, e.g. configs/train_long.toml")
-    q.add_argument("--root", default=".", help="folder the sweep's 'out' is relative to")
-    q.add_argument("--executor", default=None, metavar="{local,dask,slurm}",
-                   help="where the runs execute: local processes (default), a Dask cluster, "
-                        "SLURM jobs (submitit)")
-    q.add_argument("--workers", default=None, metavar="N",
-                   help=f"local processes, or Dask LocalCluster workers, side by side (1 to "
-                        f"{MAX_WORKERS}; default: cores / threads per run)")
-    q.add_argument("--scheduler", default=None, metavar="ADDRESS",
-                   help="address of a running Dask scheduler, e.g. tcp://10.0.0.5:8786 "
-                        "(implies --executor dask)")
-    q.add_argument("--device", default=None, metavar="{cpu,cuda}",
-                   help="run the same sweep on this device, stored apart (out_<device>/)")
-    q.add_argument("--connect-timeout", default="10", metavar="S",
-                   help="seconds to wait for the Dask scheduler (default 10)")
-    q.add_argument("--no-wait", action="store_true",
-                   help="do not wait for runs another live process holds: report them and end "
-                        f"with exit code {EXIT_HELD} if any still has no result")
-    q.set_defaults(func=_cmd_sweep)
