@@ -1,4 +1,4 @@
-"""nbval compares a glued figure by its data, not its PNG bytes (issue 20).
+"""nbval compares a glued figure by its data, not its PNG bytes.
 
 myst-nb stores a glued figure as ``application/papermill.record/image/png``, which nbval would
 compare byte for byte, and a PNG's bytes move with the last bits of another CPU's arithmetic.

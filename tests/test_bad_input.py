@@ -451,7 +451,7 @@ CASES += [
      "points", [[], [MODEL.blocks[0]], [None, None]]),
 ]
 
-# issue 20: what the fuzz found, one row per class of bad input
+# what the fuzz found, one row per class of bad input
 from resdecay_lib.analysis import pruning, pretrained_analysis as realmodels
 from resdecay_lib.training import train  # noqa: E402
 
@@ -692,7 +692,7 @@ def test_commands_in_a_fresh_process_print_no_traceback(tmp_path):
         "measure: --threads must be an integer from 1 to 1024, got '0'", out.stderr
 
 
-# ----------------------------------------------------------------------------- issue 20, case by case
+# ----------------------------------------------------------------------------- case by case
 
 @pytest.mark.parametrize("argv, words", [
     (["depth-cost", "smollm2-135m", "--prune-text", "nope"],

@@ -1,5 +1,5 @@
 """Bad arguments to the book's readers and renderers, and the finite-width terms where their
-expanded forms cancel (issue 34, case 8): no dependency's traceback (pathlib, AttributeError,
+expanded forms cancel: no dependency's traceback (pathlib, AttributeError,
 a bare KeyError, "math domain error") reaches a user of a public function; each bad argument
 gets one line naming the parameter."""
 from __future__ import annotations

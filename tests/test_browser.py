@@ -12,7 +12,7 @@ nothing. For each page the tests assert:
 * no request leaves the machine: no script, stylesheet, image, font, frame or media in the
   HTML or in its local CSS points to a remote URL, and the browser fetched nothing remote.
 
-and, for what a reader sees at normal size (issue 33): every chapter's heading and sidebar entry
+and, for what a reader sees at normal size: every chapter's heading and sidebar entry
 carries the number the prose uses ("7b. Past the front ..."); a figure's smallest text, drawn at
 ``plots.MIN_FONT_PT`` at 100 dpi, is shown at least 0.8 of the body text's size at 1280 px;
 caption text has a WCAG AA contrast (at least 4.5) over its background; each figure's image has
@@ -73,7 +73,7 @@ PROBE = """
       }
       wide.push(e.tagName + ' ' + Math.round(right - edge) + ' px: ' + (e.textContent || '').slice(0, 60));
     });
-    // what a reader sees at normal size (issue 33): the body text's size, each figure's image
+    // what a reader sees at normal size: the body text's size, each figure's image
     // (its natural and shown widths), the colours of each caption's text over its background,
     // and every shown text output whose content is wider than its box
     var para = box.querySelector('section > p') || box.querySelector('p');
@@ -351,7 +351,7 @@ def test_every_numbered_caption_shows_its_label(site):
     assert not missing, f"captions without their label: {missing}"
 
 
-# --- what a reader sees at normal size (issue 33) ---------------------------------------------
+# --- what a reader sees at normal size ---------------------------------------------
 
 #: a chapter's number, from its file name: chapters/07b_front -> "7b"; its title reads "7b. ..."
 CHAPTER_FILE = re.compile(r"^chapters/0*(\d+b?)_")

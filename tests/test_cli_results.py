@@ -1,4 +1,4 @@
-"""Issue 33, commands and API without guessing: ``train`` writes a default file and says where,
+"""Commands and API without guessing: ``train`` writes a default file and says where,
 ``train`` and ``sweep`` print each run's exponent beside the theorem's, one call
 (:func:`resdecay_lib.training.runs.stored_exponent`) and one command (``resdecay analyse``) turn a
 stored run into its exponent, reference and reading, ``--version`` names the commit, and a

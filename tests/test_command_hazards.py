@@ -1,4 +1,4 @@
-"""Issue 34, cases 5 and 9: a command checks its paths and the cache before any work (one line,
+"""A command checks its paths and the cache before any work (one line,
 exit code 2), and a sweep's exit code says what happened (0: every result on disk, whoever
 trained it; 3: ``--no-wait`` left runs another live process holds without a result)."""
 import os

@@ -1,4 +1,4 @@
-"""Wrong values that pass, and NaN that decides (issue 34, cases 6 and 7): a typo, an index
+"""Wrong values that pass, and NaN that decides: a typo, an index
 outside its range or a record without its fields raises a one-line error naming what is
 wrong, and an empty or degenerate input is refused instead of giving NaN or an empty answer
 that reads like missing data."""

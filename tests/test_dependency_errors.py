@@ -1,5 +1,5 @@
 """Bad arguments are refused by the library, in one line naming the parameter, before a
-dependency (matplotlib, numpy, math) sees them (issue 34, case 8)."""
+dependency (matplotlib, numpy, math) sees them."""
 import math
 
 import matplotlib

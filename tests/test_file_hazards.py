@@ -1,4 +1,4 @@
-"""Issue 34: no user file is ever destroyed or renamed; paths are checked for what they are
+"""No user file is ever destroyed or renamed; paths are checked for what they are
 before use; records are validated when read.
 
 A FIFO given as a path used to block its reader forever: every FIFO test here runs under a

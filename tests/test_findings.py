@@ -1,5 +1,5 @@
 """The findings the README states are the ones the stored evidence gives (tools/findings.py), and
-each sentence of them says what its numbers show, on every branch (issue 33)."""
+each sentence of them says what its numbers show, on every branch."""
 import pathlib
 import re
 import sys

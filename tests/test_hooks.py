@@ -136,7 +136,7 @@ def test_errors_name_the_problem():
     assert no_hooks(model)
 
 
-# ----------------------------------------------------------------------------- issue 33: the summing sink
+# ----------------------------------------------------------------------------- the summing sink
 
 @pytest.mark.parametrize("use_numpy,bands", [(True, 1), (True, 3), (False, 1)],
                          ids=["numpy-on-cpu", "numpy-in-3-bands-of-tokens", "torch-as-on-a-gpu"])

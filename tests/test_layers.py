@@ -1,4 +1,4 @@
-"""The library's layers (issue 21): data flows one way.
+"""The library's layers: data flows one way.
 
     checks < maths < stats < nn < training < book < analysis < cli
 

@@ -1,5 +1,5 @@
 """Tests of resdecay_lib.book.plots: each figure kind draws what it is given, refuses nothing to draw,
-and is drawn for the book's column (issue 24): a grid, not a strip, no wider than the column,
+and is drawn for the book's column: a grid, not a strip, no wider than the column,
 and no text under MIN_FONT_PT as a reader sees it."""
 import itertools
 import json
@@ -108,7 +108,7 @@ def test_simulation_vs_prediction_draws_points_and_a_line_per_series():
         plots.simulation_vs_prediction({}, "y")
 
 
-# --- sizes (issue 24): every figure kind the chapters draw, with small synthetic data shaped
+# --- sizes: every figure kind the chapters draw, with small synthetic data shaped
 # like theirs (the chapters' labels, titles, depths and numbers of panels) ---------------------
 
 ARCHS = ["pre_ln", "post_ln", "peri_ln", "resi_dual", "ln_scaling", "deepnorm", "mix_ln"]

@@ -1,4 +1,4 @@
-"""The rules registered before seeds 3-4 were read are the rules the ledger runs (issue 22)."""
+"""The rules registered before seeds 3-4 were read are the rules the ledger runs."""
 import pathlib
 
 from resdecay_lib.book import preregistration as P

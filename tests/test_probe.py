@@ -25,7 +25,7 @@ def test_block_grad_norms_match_backward_and_leave_grads_alone():
     np.testing.assert_allclose(g, ref, rtol=1e-10)
 
 
-# ----------------------------------------------------------------------------- issue 21: the API
+# ----------------------------------------------------------------------------- the API
 
 from resdecay_lib.nn import probe  # noqa: E402
 
@@ -140,7 +140,7 @@ def test_exponent_without_a_gram_or_a_stream_needs_the_convention_and_then_uses_
     assert e.reference == results.reference_exponent(3, 6, False)
 
 
-# ----------------------------------------------------------------------------- issue 33: rho from the sums
+# ----------------------------------------------------------------------------- rho from the sums
 
 def _rho_of(change):
     from resdecay_lib.stats import exponents

@@ -1,4 +1,4 @@
-"""The ledger's rules refuse evidence they cannot decide on (issue 34, case 7): called directly,
+"""The ledger's rules refuse evidence they cannot decide on: called directly,
 a rule given a missing, None, non-number, NaN or infinite value it reads raises a one-line
 ValueError naming the evidence, not a verdict; through the ledger every verdict is unchanged,
 and every rule keeps its registered fingerprint."""

@@ -93,7 +93,7 @@ def test_cli_train_writes_a_result_and_rejects_bad_input(tmp_path, capsys):
     assert "n_layer" in capsys.readouterr().err
 
 
-# ----------------------------------------------------------------------------- issue 20: the train command
+# ----------------------------------------------------------------------------- the train command
 
 TRAIN = ["train", "--arch", "pre_ln", "--n-layer", "1", "--d-model", "16", "--n-head", "2", "--block-size", "16",
          "--batch-size", "4", "--steps", "3", "--warmup", "1", "--threads", "1", "--eval-windows", "4",
@@ -162,7 +162,7 @@ def test_train_keeps_its_result_when_the_out_file_cannot_be_written_after_all(tm
     assert json.loads(cap.out.strip().splitlines()[-1])["status"] == "ok"
 
 
-# ----------------------------------------------------------------------------- issue 20: provenance
+# ----------------------------------------------------------------------------- provenance
 
 def test_a_training_record_carries_device_cpu_capability_seeds_code_and_library_versions():
     prov = runs.provenance(TINY, code="git:test")

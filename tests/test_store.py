@@ -1,4 +1,4 @@
-"""The run store's one atomic write (issue 21): a temporary name of each call's own."""
+"""The run store's one atomic write: a temporary name of each call's own."""
 import json
 import threading
 

@@ -99,7 +99,7 @@ def test_two_sweeps_on_one_folder_run_each_configuration_once(tmp_path, seed_cor
     assert len(trained) == 4, out  # 2 placements x 2 depths, each trained once in all
     assert len(list((tmp_path / "sweep").glob("*.json"))) == 4
     # a sweep that finds a run the other holds waits for its result: both end with every result
-    # on disk, so both exit 0 (issue 34: the first used to exit 1 although the other finished)
+    # on disk, so both exit 0 (the first used to exit 1 although the other finished)
     assert (a.returncode, b.returncode) == (0, 0), out
 
 
@@ -126,7 +126,7 @@ def test_device_cuda_without_cuda_is_refused_before_any_work(tmp_path, capsys, m
     assert not any(tmp_path.iterdir())
 
 
-# ----------------------------------------------------------------------------- issue 20: paths, claims, faults
+# ----------------------------------------------------------------------------- paths, claims, faults
 
 def test_claim_keeps_a_run_name_inside_its_folder(tmp_path):
     claims = tmp_path / "a" / "claims"

@@ -158,7 +158,7 @@ def test_fused_adamw_agrees_with_the_loop_adamw_to_float32_rounding(monkeypatch)
     assert 0 <= diff < 1e-3 * moved
 
 
-# ----------------------------------------------------------------------------- issue 20: bad input, faults
+# ----------------------------------------------------------------------------- bad input, faults
 
 def test_lr_factor_rejects_a_nan_step_naming_it():
     with pytest.raises((TypeError, ValueError), match=r"^step must be an integer >= 0"):
@@ -229,7 +229,7 @@ def test_a_checkpoint_write_that_fails_leaves_no_temporary(tmp_path, monkeypatch
 
 
 def test_discard_checkpoint_removes_a_truncated_checkpoint_of_its_own_and_refuses_anything_else(tmp_path):
-    """Issue 34: it used to remove any file and rename a folder aside; now only the library's own."""
+    """Only the library's own checkpoint is removed: any other file, and any folder, is left as it is."""
     ck, f, d = tmp_path / "run.pt", tmp_path / "a.pt", tmp_path / "b.pt"
     T.train(TINY, checkpoint=ck, stop_after=2)
     ck.write_bytes(ck.read_bytes()[:2000])               # truncated, still recognisable as ours

@@ -142,7 +142,7 @@ def test_two_stage_keeps_a_top_choice_the_long_pilot_does_not_cover(tmp_path):
     assert (got["lr"], got["stage"]) == (0.004, "short")
 
 
-# ----------------------------------------------------------------------------- settling (issue 23)
+# ----------------------------------------------------------------------------- settling
 
 def _exponent_sweep(exponents_by_seed, steps, L=8, name="long"):
     """A Sweep whose run of seed s has, at steps[i], a pure power law k^b with b = exponents_by_seed[s][i]."""

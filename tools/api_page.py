@@ -1,5 +1,5 @@
 """Write ``api.md``, the book's API page, from the docstrings of the calls a reader needs to
-measure their own model (issue 21).
+measure their own model.
 
 The page is generated, never edited by hand: ``python tools/api_page.py`` rewrites it, and
 ``tests/test_api_page.py`` fails when it is stale (as the labels page and the README's findings

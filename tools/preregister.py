@@ -32,7 +32,7 @@ def main() -> int:
                         "family": c.family, "rule": c.rule.__name__,
                         "rule_doc": inspect.cleandoc(c.rule.__doc__ or ""), "fingerprint": fps[c.id],
                         "seed_based": ledger.seed_based(c)}
-    out = {"what": "the ledger's rules as declared before the data that decide them were read (issue 22); "
+    out = {"what": "the ledger's rules, each fingerprinted at the commit that registers it; "
                    "resdecay_lib.book.preregistration",
            "declared_utc": old.get("declared_utc") if old.get("claims") == claims else
            datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),

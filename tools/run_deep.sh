@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The deep Pre-LN runs of issue 23, in their order: depth 96 (claim-front's deepest test), depth
+# The deep Pre-LN runs, in their order: depth 96 (claim-front's deepest test), depth
 # 48, depth 24 trained three times longer, then width 128. One worker per call: start this twice
 # (two cores); the sweeps' run claims keep the two from running a configuration twice, and a
 # call that finds a run claimed by the other moves on. Resumable: run it again after a stop.
