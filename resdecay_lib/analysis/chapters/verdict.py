@@ -1,0 +1,280 @@
+"""Chapter 10, the claims ledger, and the Preface: every verdict, table and sentence they show.
+
+Both read only what the chapters STORED: the evidence (``ev_`` glues) of the notebooks of
+``_toc.yml`` (:func:`resdecay_lib.book.ledger.read_evidence`), the registry of the rules
+(``results/preregistration.json``), ``results/predictions/front.json``,
+``results/verdicts_history.json`` and ``configs/train_long.toml``. :func:`chapter` evaluates
+every claim once (``ledger.evaluate``), per seed set for the replication table
+(``ledger.replication``), and writes each table row and sentence with a small wording function
+of plain strings (``*_words``, ``*_row``); :func:`preface` writes the Preface's findings and its
+headline table (``findings.findings_list``, ``findings.headline``).
+
+A claim's one-line citation is ``_ext/citation.py``'s ``cite_line`` (the book's Sphinx extension,
+which the library does not import; it is loaded from ``root``'s file, :func:`cite_line`).
+"""
+from __future__ import annotations
+
+import importlib.util
+import json
+import tomllib
+from collections import Counter
+from dataclasses import dataclass
+
+from ...book import findings, ledger, preregistration
+from ...book.glues import Table, Words
+from ...book.notebooks import book_root
+
+__all__ = ["ClaimEntry", "ReplicationEntry", "VerdictResult", "PrefaceResult", "chapter", "preface", "cite_line",
+           "escape", "ledger_row", "replication_row", "claim_words", "cite_words", "replication_counts_words",
+           "families_words", "change_words", "changelog_words", "headline_row", "LEDGER_HEADER",
+           "REPLICATION_HEADER", "HEADLINE_HEADER", "UNEXPLAINED_CHANGE"]
+
+#: the ledger table's column titles
+LEDGER_HEADER = ("claim", "verdict", "why (the deciding numbers)")
+#: the replication table's column titles
+REPLICATION_HEADER = ("claim", "seeds 0-2", "seeds 3-4", "seeds 0-4 (the ledger)", "replicated")
+#: the Preface's headline table's column titles
+HEADLINE_HEADER = ("measured", "exponent of $\\omega_k^2$ [interval]", "theorem, same range and convention",
+                   "claim", "verdict")
+#: the changelog's reason for a verdict that moved when the history names none
+UNEXPLAINED_CHANGE = "the evidence changed (seeds 0-4 read; see the claim's section)"
+
+
+# ------------------------------------------------------------------------------ wording
+
+
+def escape(text) -> str:
+    """``text`` for a cell of a Markdown table: every ``|`` escaped as ``\\|``."""
+    return str(text).replace("|", "\\|")
+
+
+def _ref(title: str, claim_id: str) -> str:
+    return f"{{ref}}`{escape(title)} <{claim_id}>`"
+
+
+def ledger_row(title: str, claim_id: str, word: str, short: str, numbers: str) -> list[str]:
+    """One row of the ledger table: the claim (a cross-reference to its section), its verdict
+    in bold, and its short reason with the deciding numbers in brackets ("-" when none)."""
+    return [_ref(title, claim_id), f"**{word}**", f"{escape(short)} ({escape(numbers) or '-'})"]
+
+
+def replication_row(title: str, claim_id: str, discovery: str, heldout: str, everything: str,
+                    replicated: str) -> list[str]:
+    """One row of the replication table: the claim, its verdict on seeds 0-2, on 3-4, on all
+    seeds (bold: the ledger's), and whether it replicated."""
+    return [_ref(title, claim_id), discovery, heldout, f"**{everything}**", replicated]
+
+
+def claim_words(sentence: str, card: str, evidence: str, primary: str, margin: str, family: str) -> Words:
+    """A claim's head in its section: the claim, the card's sentence (quoted), where its evidence
+    is (MyST), and what was declared for it (primary statistic, margin, multiplicity)."""
+    return Words(f"**Claim.** {sentence}\n\n**The card.** \"{card}\"\n\n**Evidence.** {evidence}\n\n"
+                 f"**Declared.** Primary statistic: {primary}. Margin: {margin}. Multiplicity: {family}.")
+
+
+def cite_words(line: str) -> Words:
+    """A claim's one-line citation, as code (so a reader copies it whole)."""
+    return Words(f"`{line}`")
+
+
+def replication_counts_words(counts) -> Words:
+    """How many claims replicated how: ``counts`` {"yes": 3, "no power": 5, ...}, listed in
+    alphabetical order of the answer ("5 no power, 3 yes")."""
+    return Words(", ".join(f"{v} {k}" for k, v in sorted(dict(counts).items())))
+
+
+def families_words(items) -> Words:
+    """The multiplicity families as a Markdown list: ``items`` (title, claim id, family), one
+    bullet each."""
+    return Words("\n".join(f"* {_ref(title, cid)}: {family}." for title, cid, family in items))
+
+
+def change_words(claim_id: str, before: str | None, now: str, why: str | None) -> Words | None:
+    """One line of the changelog, or None when there is nothing to say.
+
+    A verdict that moved (``before`` != ``now``; ``before`` None: the claim is new) names both
+    and the reason (``why``, or :data:`UNEXPLAINED_CHANGE` when the history gives none); one that
+    stayed is listed only when the history names a change to its rule (``why``)."""
+    if before != now:
+        return Words(f"* `{claim_id}`: {before or 'new'} → **{now}**. {why or UNEXPLAINED_CHANGE}.")
+    if why:
+        return Words(f"* `{claim_id}`: **{now}**, unchanged, though {why}.")
+    return None
+
+
+def changelog_words(version: str, runs: str, lines) -> Words:
+    """The changelog: against which version (and its runs), then the lines of
+    :func:`change_words` that are not None."""
+    return Words(f"Against {version} ({runs}):\n\n" + "\n".join(line for line in lines if line is not None))
+
+
+def headline_row(what: str, value: float, lo: float, hi: float, reference: float, claim_id: str,
+                 word: str) -> list[str]:
+    """One row of the Preface's headline table: what was measured, its exponent [interval] and
+    the theorem's over the same range (two decimals), the claim and its verdict."""
+    return [what, f"{value:.2f} [{lo:.2f}, {hi:.2f}]", f"{reference:.2f}", f"{{ref}}`{claim_id}`", word]
+
+
+# ------------------------------------------------------------------------------ results
+
+
+def cite_line(claim_id: str, title: str, root) -> str:
+    """``_ext/citation.py``'s one-line citation of a label, from the book at ``root`` (the
+    extension is loaded from its file: it is the book's, not the library's)."""
+    path = book_root(root) / "_ext" / "citation.py"
+    spec = importlib.util.spec_from_file_location("citation", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.cite_line(claim_id, title, root=book_root(root))
+
+
+@dataclass(frozen=True)
+class ClaimEntry:
+    """One claim of the ledger as the chapter shows it: its label and title, verdict word, full
+    reason, short reason, deciding numbers, section head (:func:`claim_words`), citation line
+    and multiplicity family."""
+    id: str
+    title: str
+    word: str
+    reason: str
+    short: str
+    numbers: str
+    where: Words
+    cite: str
+    family: str
+
+
+@dataclass(frozen=True)
+class ReplicationEntry:
+    """One claim's verdict on the discovery seeds, the held-out seeds, all seeds, and whether it
+    replicated (``ledger.replication``)."""
+    id: str
+    title: str
+    discovery: str
+    heldout: str
+    all: str
+    replicated: str
+
+
+@dataclass(frozen=True)
+class VerdictResult:
+    """What Chapter 10 shows.
+
+    claims: every claim with its verdict (:class:`ClaimEntry`, the ledger's order); n_evidence:
+    how many ``ev_`` values the chapters glued; summary: the findings (``findings.findings_list``);
+    promotion: the card's promotion sentence for claim-promote's verdict; replication: per claim
+    (:class:`ReplicationEntry`); registry_commit / registry_time / n_registered: the registry
+    commit of the rules, its time, how many rules it holds; rule_mismatches: the rules whose
+    fingerprint differs from the registry's (``preregistration.mismatches``; empty: none);
+    front_rule_committed / front_rule_now / front_written: claim-front's rule fingerprint as
+    committed with its predictions, as it is today, and when the predictions were written;
+    changelog: the verdicts that moved since the last version (:func:`changelog_words`),
+    n_moved of them; lim_width: the trained models' width (``configs/train_long.toml``)."""
+    claims: tuple
+    n_evidence: int
+    summary: Words
+    promotion: str
+    replication: tuple
+    registry_commit: str
+    registry_time: str
+    n_registered: int
+    rule_mismatches: dict
+    front_rule_committed: str
+    front_rule_now: str
+    front_written: str
+    changelog: Words
+    n_moved: int
+    lim_width: int
+
+    def counts(self) -> Counter:
+        """How many claims have each verdict word."""
+        return Counter(c.word for c in self.claims)
+
+    def glues(self) -> dict[str, object]:
+        """Every name Chapter 10 glues: five per claim (``<id>-verdict``, ``-reason``, ``-short``,
+        ``-where``, ``-cite``), the tables, counts and sentences."""
+        out = {}
+        for c in self.claims:
+            out[f"{c.id}-verdict"] = c.word
+            out[f"{c.id}-reason"] = c.reason
+            out[f"{c.id}-short"] = Words(escape(c.short))
+            out[f"{c.id}-where"] = c.where
+            out[f"{c.id}-cite"] = cite_words(c.cite)
+        out["ledger-table"] = Table.of(LEDGER_HEADER, [ledger_row(c.title, c.id, c.word, c.short, c.numbers)
+                                                       for c in self.claims])
+        out["ledger-n-claims"] = len(self.claims)
+        out["ledger-n-evidence"] = self.n_evidence
+        counts = self.counts()
+        for word in ledger.VERDICTS:
+            out["ledger-n-" + word.replace(" ", "-")] = counts[word]
+        out["ledger-summary"] = self.summary
+        out["ledger-promotion"] = self.promotion
+        out["replication-table"] = Table.of(REPLICATION_HEADER, [
+            replication_row(r.title, r.id, r.discovery, r.heldout, r.all, r.replicated) for r in self.replication])
+        out["replication-counts"] = replication_counts_words(Counter(r.replicated for r in self.replication))
+        out["prereg-commit"] = self.registry_commit[:7]
+        out["prereg-time"] = self.registry_time
+        out["families"] = families_words([(c.title, c.id, c.family) for c in self.claims])
+        out["changelog"] = self.changelog
+        out["lim-width"] = self.lim_width
+        return out
+
+
+def chapter(root) -> VerdictResult:
+    """Chapter 10's result from the book at ``root``: the stored evidence of the notebooks of
+    its ``_toc.yml``, the rules' registry, the front predictions, the verdict history and the
+    training configuration."""
+    root = book_root(root)
+    notebooks = ledger.book_notebooks(root)
+    evidence = ledger.read_evidence(notebooks)
+    rows = ledger.evaluate(evidence)
+    claims = tuple(ClaimEntry(
+        id=c.id, title=c.title, word=v.word, reason=v.reason, short=ledger.short_reason(v),
+        numbers=ledger.deciding_numbers(c, evidence),
+        where=claim_words(c.sentence, c.card, ledger.evidence_markdown(c, root), c.primary, c.margin, c.family),
+        cite=cite_line(c.id, c.title, root), family=c.family) for c, v in rows)
+    verdicts = {c.id: v.word for c, v in rows}
+    replication = tuple(ReplicationEntry(r["claim"].id, r["claim"].title, r["discovery"].word, r["heldout"].word,
+                                         r["all"].word, r["replicated"]) for r in ledger.replication(evidence))
+    registry = preregistration.read_registry(root)
+    front = json.loads((root / "results" / "predictions" / "front.json").read_text(encoding="utf-8"))
+    history = json.loads((root / "results" / "verdicts_history.json").read_text(encoding="utf-8"))
+    last = history["versions"][-1]
+    lines = [change_words(cid, last["verdicts"].get(cid), word, history["changes"].get(cid))
+             for cid, word in verdicts.items()]
+    spec = tomllib.loads((root / "configs" / "train_long.toml").read_text(encoding="utf-8"))
+    return VerdictResult(
+        claims=claims, n_evidence=len(evidence),
+        summary=Words(findings.findings_list(findings.read_findings_evidence(notebooks), links="book")),
+        promotion=ledger.PROMOTION[verdicts["claim-promote"]], replication=replication,
+        registry_commit=registry["commit"], registry_time=registry["declared_utc"],
+        n_registered=len(registry["claims"]), rule_mismatches=preregistration.mismatches(registry),
+        front_rule_committed=front["rule"]["fingerprint"],
+        front_rule_now=preregistration.fingerprints()["claim-front"], front_written=front["written_utc"],
+        changelog=changelog_words(last["version"], last["runs"], lines),
+        n_moved=sum(word != last["verdicts"].get(cid) for cid, word in verdicts.items()),
+        lim_width=spec["base"]["d_model"])
+
+
+@dataclass(frozen=True)
+class PrefaceResult:
+    """What the Preface shows: the findings (``findings.findings_list``, linked for the book) and
+    the headline table's rows (``findings.headline``: what, exponent [interval], theorem, claim,
+    verdict)."""
+    findings: Words
+    headline: tuple
+
+    def glues(self) -> dict[str, object]:
+        """The Preface's two glues: its findings and its headline table."""
+        return {"preface-findings": self.findings,
+                "preface-headline": Table.of(HEADLINE_HEADER, [headline_row(*r) for r in self.headline])}
+
+
+def preface(root) -> PrefaceResult:
+    """The Preface's result from the stored evidence of the notebooks of ``root``'s ``_toc.yml``
+    (the ``ev_`` values and the chapters' interval levels, ``findings.read_findings_evidence``)."""
+    evidence = findings.read_findings_evidence(ledger.book_notebooks(book_root(root)))
+    return PrefaceResult(
+        findings=Words(findings.findings_list(evidence, links="book")),
+        headline=tuple((r["what"], r["value"], r["lo"], r["hi"], r["reference"], r["claim"], r["verdict"])
+                       for r in findings.headline(evidence)))
