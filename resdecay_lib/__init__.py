@@ -43,7 +43,8 @@ crossing modules)::
   ``book.ledger`` (the evaluation; the one face the chapters import, re-exporting the others'
   names); ``book.preregistration`` (the rules' fingerprints), ``book.findings``,
   ``book.plots`` (the book's figure kinds), ``book.glues`` (what a chapter's typed result
-  glues: ``Words``, ``Table``, ``EvidenceGlue``, ``glue_all``)
+  glues: ``Words``, ``Table``, ``EvidenceGlue``, ``glue_all``), ``book.citation`` (the version, commit and
+  label a result is cited by; ``cite_line``, CITATION.cff/.bib)
 * ``analysis``: ``analysis.training_analysis`` (stored sweeps and the analysis Chapter 7
   rests on), ``analysis.init_analysis`` (Chapter 6: the zoo's profiles at initialisation),
   ``analysis.depth_analysis`` (Chapter 8: ablations, the depth ladder, law and

@@ -9,18 +9,17 @@ every claim once (``ledger.evaluate``), per seed set for the replication table
 of plain strings (``*_words``, ``*_row``); :func:`preface` writes the Preface's findings and its
 headline table (``findings.findings_list``, ``findings.headline``).
 
-A claim's one-line citation is ``_ext/citation.py``'s ``cite_line`` (the book's Sphinx extension,
-which the library does not import; it is loaded from ``root``'s file, :func:`cite_line`).
+A claim's one-line citation is :func:`resdecay_lib.book.citation.cite_line` (the book's Sphinx
+extension ``_ext/citation.py`` writes the same line for its ``{cite-line}`` role).
 """
 from __future__ import annotations
 
-import importlib.util
 import json
 import tomllib
 from collections import Counter
 from dataclasses import dataclass
 
-from ...book import findings, ledger, preregistration
+from ...book import citation, findings, ledger, preregistration
 from ...book.glues import Table, Words
 from ...book.notebooks import book_root
 
@@ -119,13 +118,9 @@ def headline_row(what: str, value: float, lo: float, hi: float, reference: float
 
 
 def cite_line(claim_id: str, title: str, root) -> str:
-    """``_ext/citation.py``'s one-line citation of a label, from the book at ``root`` (the
-    extension is loaded from its file: it is the book's, not the library's)."""
-    path = book_root(root) / "_ext" / "citation.py"
-    spec = importlib.util.spec_from_file_location("citation", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.cite_line(claim_id, title, root=book_root(root))
+    """The one-line citation of a claim's label, from the book at ``root``
+    (:func:`resdecay_lib.book.citation.cite_line`)."""
+    return citation.cite_line(claim_id, title, root=book_root(root))
 
 
 @dataclass(frozen=True)
