@@ -87,10 +87,29 @@ def _glues_of(result) -> dict:
     return out
 
 
+def _evidence_base(name: str, v: "EvidenceGlue", owner: str) -> str:
+    """The declared evidence a glue name stands for: ``name`` itself, or, for a value of one
+    seed set (``v.seed_set``), ``name`` is ``<declared name>__<seed set>`` (what
+    :func:`evidence.glue` writes with ``seed_set=``), so one dict holds a seed-set evidence on
+    every set; or ``name`` is the declared name itself (a dict of one set's glues)."""
+    if v.seed_set is None:
+        evidence.declared(name)
+        return name
+    suffix = f"__{v.seed_set}"
+    base = name[:-len(suffix)] if name.endswith(suffix) else name
+    if "__" in base:
+        raise ValueError(f"{owner}.glues()[{name!r}]: a value of seed set {v.seed_set!r} is keyed by its "
+                         f"declared name or '<name>{suffix}', got {name!r}")
+    evidence.declared(base)
+    return base
+
+
 def glue_all(result) -> None:
     """Glue every name of ``result.glues()`` (myst-nb ``glue``, never displayed): evidence
     through :func:`evidence.glue`, :class:`Words` and :class:`Table` as Markdown, anything
-    else as it is. Raises before gluing anything when a value does not fit its name: an
+    else as it is. A value of one seed set (``seed_set`` set) is keyed ``<name>__<set>``, or by
+    its declared name when ``result`` holds that set's glues alone. Raises before gluing
+    anything when a value does not fit its name: an
     ``ev_`` name without an :class:`EvidenceGlue`, or an :class:`EvidenceGlue` under a name
     that is not evidence."""
     from IPython.display import Markdown
@@ -105,13 +124,14 @@ def glue_all(result) -> None:
                                 "an EvidenceGlue needs a declared evidence name (ev_...)")
                              + f", got {type(v).__name__} {show(v, 60)}")
         if is_ev:
-            evidence.declared(name)           # an undeclared name fails before any glue
+            base = _evidence_base(name, v, type(result).__name__)   # an undeclared name fails before any glue
         elif isinstance(v, numbers.Real) and not isinstance(v, bool) and not math.isfinite(float(v)) \
                 and not math.isnan(float(v)):
             raise ValueError(f"{type(result).__name__}.glues()[{name!r}] is infinite: {v!r}")
     for name, v in items.items():
         if isinstance(v, EvidenceGlue):
-            evidence.glue(name, v.value, lo=v.lo, hi=v.hi, se=v.se, digits=v.digits, seed_set=v.seed_set)
+            evidence.glue(_evidence_base(name, v, type(result).__name__), v.value, lo=v.lo, hi=v.hi, se=v.se,
+                          digits=v.digits, seed_set=v.seed_set)
         elif isinstance(v, (Words, Table)):
             glue(name, Markdown(str(v)), display=False)
         else:
