@@ -32,7 +32,7 @@ import torch.nn.functional as F
 from resdecay_lib.training.data import load_corpus, train_batch
 from resdecay_lib.nn.device import manual_seed_all, pin_threads
 from resdecay_lib.nn.models import build
-from resdecay_lib.training.config import TrainConfig
+from resdecay_lib.training.plan import TrainConfig
 from resdecay_lib.training.train import train
 
 

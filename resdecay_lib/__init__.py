@@ -28,7 +28,7 @@ crossing modules)::
   ``nn.evaluation`` (validation losses, block ablations), ``nn.pretrained`` (offline loaders
   for pretrained models shipped in PyPI wheels), ``nn.quantise``, ``nn.device`` (where torch
   runs, thread pinning, seeds, the cache folder)
-* ``training``: ``training.config`` (``TrainConfig``, ``RunPlan``; no torch),
+* ``training``: ``training.plan`` (what a run is and when it is measured: ``TrainConfig``, ``RunPlan``; no torch),
   ``training.store`` (no torch: the one atomic write, the sweep loader ``load_sweep``,
   ``result_path``, ``run_id``, ``sweep_runs``, ``read_result``, run claims, provenance),
   ``training.data`` (offline corpora, vocabulary, deterministic batches),

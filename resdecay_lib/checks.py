@@ -9,7 +9,7 @@ Domains, declared once
 A public function states the valid values of its parameters once, beside its signature, and
 the check reads that declaration::
 
-    @accepts(step=Int(0), cfg=Instance("resdecay_lib.training.config.TrainConfig", "a TrainConfig"))
+    @accepts(step=Int(0), cfg=Instance("resdecay_lib.training.plan.TrainConfig", "a TrainConfig"))
     def lr_factor(step, cfg): ...
 
 Before the body runs, every declared argument is checked against its :class:`Domain`

@@ -24,10 +24,10 @@ from resdecay_lib.nn import device, evaluation, models, pretrained, probe, quant
 from resdecay_lib.stats import fit, inference as stats
 from resdecay_lib.maths import gaussian, theory
 from resdecay_lib.book import ledger, plots
-from resdecay_lib.analysis import depth_analysis, training_analysis as results
+from resdecay_lib.analysis import depth_analysis, training_analysis
 from resdecay_lib.__main__ import main
-from resdecay_lib.training.config import RunPlan
-from resdecay_lib.training.config import TrainConfig
+from resdecay_lib.training.plan import RunPlan
+from resdecay_lib.training.plan import TrainConfig
 
 ROOT = Path(__file__).resolve().parents[1]
 NAN, INF = float("nan"), float("inf")
@@ -197,7 +197,7 @@ def _stored_run(seed, L=6):
             "flops_per_step": 1e6, "checkpoints": [{"step": st, "measure": measure} for st in (0, 200)]}
 
 
-SW = results.Sweep({"archs": ["pre_ln"], "seeds": [0, 1, 2], "depths": {"pre_ln": [6]},
+SW = training_analysis.Sweep({"archs": ["pre_ln"], "seeds": [0, 1, 2], "depths": {"pre_ln": [6]},
                     "plan": {"measure_steps": [0, 200]}}, {("pre_ln", 6, s): _stored_run(s) for s in range(3)})
 RUN = SW.runs[("pre_ln", 6, 0)]
 CELL = {"sweep": SW, "arch": "pre_ln", "L": 6}
@@ -248,75 +248,75 @@ PANELS = [None, [], {}, "abc"]
 
 CASES += [
     # results: Gram matrices and curves
-    ("rho", results.rho, {}, "G", GRAMS),
-    ("rc_from_gram", results.rc_from_gram, {}, "G", GRAMS),
-    ("predictions/G", results.predictions, {}, "G", GRAMS),
-    ("predictions/embedding_counted", results.predictions, {"G": GRAM}, "embedding_counted", [1, "yes", None]),
-    ("mean_abs_block_corr", results.mean_abs_block_corr, {}, "G", GRAMS + [np.eye(2)]),
-    ("prediction_log_errors/G", results.prediction_log_errors, {"measured": CURVES[0][:6]}, "G", GRAMS),
-    ("prediction_log_errors/measured", results.prediction_log_errors, {"G": GRAM}, "measured",
+    ("rho", training_analysis.rho, {}, "G", GRAMS),
+    ("rc_from_gram", training_analysis.rc_from_gram, {}, "G", GRAMS),
+    ("predictions/G", training_analysis.predictions, {}, "G", GRAMS),
+    ("predictions/embedding_counted", training_analysis.predictions, {"G": GRAM}, "embedding_counted", [1, "yes", None]),
+    ("mean_abs_block_corr", training_analysis.mean_abs_block_corr, {}, "G", GRAMS + [np.eye(2)]),
+    ("prediction_log_errors/G", training_analysis.prediction_log_errors, {"measured": CURVES[0][:6]}, "G", GRAMS),
+    ("prediction_log_errors/measured", training_analysis.prediction_log_errors, {"G": GRAM}, "measured",
      [CURVES[0][:5], CURVES[0], np.r_[CURVES[0][:5], NAN], -CURVES[0][:6], np.zeros(6), [], "abc", None]),
-    ("prediction_log_errors/k_min", results.prediction_log_errors, {"G": GRAM, "measured": CURVES[0][:6]},
+    ("prediction_log_errors/k_min", training_analysis.prediction_log_errors, {"G": GRAM, "measured": CURVES[0][:6]},
      "k_min", [True, 2.5, 0, 7, None, "2"]),
-    ("convention", results.convention, {}, "rho_value", [NAN, INF, -1, 1j, "3", None, True]),
-    ("reference_exponent/k_min", results.reference_exponent, {"k_max": 8, "embedding_counted": True}, "k_min",
+    ("convention", training_analysis.convention, {}, "rho_value", [NAN, INF, -1, 1j, "3", None, True]),
+    ("reference_exponent/k_min", training_analysis.reference_exponent, {"k_max": 8, "embedding_counted": True}, "k_min",
      [True, 2.5, 0, -1, 8, NAN, "2", None]),
-    ("reference_exponent/k_max", results.reference_exponent, {"k_min": 2, "embedding_counted": True}, "k_max",
+    ("reference_exponent/k_max", training_analysis.reference_exponent, {"k_min": 2, "embedding_counted": True}, "k_max",
      [True, 2.5, 2, 1, NAN, "8", None, HUGE]),
-    ("reference_exponent/embedding_counted", results.reference_exponent, {"k_min": 2, "k_max": 8},
+    ("reference_exponent/embedding_counted", training_analysis.reference_exponent, {"k_min": 2, "k_max": 8},
      "embedding_counted", [1, "yes", None]),
-    ("curve_exponent/y", results.curve_exponent, {"k_min": 2}, "y",
+    ("curve_exponent/y", training_analysis.curve_exponent, {"k_min": 2}, "y",
      [[], [1.0], np.r_[CURVES[0][:-1], NAN], -CURVES[0], np.zeros(8), CURVES, "abc", None]),
-    ("curve_exponent/k_min", results.curve_exponent, {"y": CURVES[0]}, "k_min", [True, 2.5, 0, 8, None, "2"]),
-    ("curvature/curves", results.curvature, {"k_min": 2}, "curves",
+    ("curve_exponent/k_min", training_analysis.curve_exponent, {"y": CURVES[0]}, "k_min", [True, 2.5, 0, 8, None, "2"]),
+    ("curvature/curves", training_analysis.curvature, {"k_min": 2}, "curves",
      [CURVES[0], CURVES[:2], -CURVES, np.r_[CURVES[:2], [[NAN] * 8]], np.array([[]]), "abc", None]),
-    ("curvature/k_min", results.curvature, {"curves": CURVES}, "k_min", [True, 2.5, 0, 7, 8, None]),
-    ("curvature/level", results.curvature, {"curves": CURVES, "k_min": 2}, "level", UNIT),
-    ("departure/grams", results.departure, {}, "grams",
+    ("curvature/k_min", training_analysis.curvature, {"curves": CURVES}, "k_min", [True, 2.5, 0, 7, 8, None]),
+    ("curvature/level", training_analysis.curvature, {"curves": CURVES, "k_min": 2}, "level", UNIT),
+    ("departure/grams", training_analysis.departure, {}, "grams",
      [None, 3, "abc", [GRAM, GRAM, np.eye(3)], [GRAM, GRAM, GRAM * NAN], [GRAM, GRAM, np.ones((7, 6))]]),
-    ("departure/k_min", results.departure, {"grams": [GRAM] * 3}, "k_min", [True, 2.5, 0, 6, None]),
-    ("departure/level", results.departure, {"grams": [GRAM] * 3}, "level", UNIT),
-    ("compare_exponents/a", results.compare_exponents, {"b": IV}, "a", [None, 1.0, (0, 1), "abc"]),
-    ("compare_exponents/b", results.compare_exponents, {"a": IV}, "b", [None, 1.0, (0, 1), "abc"]),
+    ("departure/k_min", training_analysis.departure, {"grams": [GRAM] * 3}, "k_min", [True, 2.5, 0, 6, None]),
+    ("departure/level", training_analysis.departure, {"grams": [GRAM] * 3}, "level", UNIT),
+    ("compare_exponents/a", training_analysis.compare_exponents, {"b": IV}, "a", [None, 1.0, (0, 1), "abc"]),
+    ("compare_exponents/b", training_analysis.compare_exponents, {"a": IV}, "b", [None, 1.0, (0, 1), "abc"]),
     # results: stored runs and sweeps
-    ("final_loss", results.final_loss, {}, "r", RUNS + [{"status": "ok", "name": "x"}]),
-    ("at_step/r", results.at_step, {"step": 0}, "r", RUNS + [{"name": "x", "checkpoints": 3}]),
-    ("at_step/step", results.at_step, {"r": RUN}, "step", STEP),
-    ("omega_per_sequence/r", results.omega_per_sequence, {"step": 0}, "r",
+    ("final_loss", training_analysis.final_loss, {}, "r", RUNS + [{"status": "ok", "name": "x"}]),
+    ("at_step/r", training_analysis.at_step, {"step": 0}, "r", RUNS + [{"name": "x", "checkpoints": 3}]),
+    ("at_step/step", training_analysis.at_step, {"r": RUN}, "step", STEP),
+    ("omega_per_sequence/r", training_analysis.omega_per_sequence, {"step": 0}, "r",
      RUNS + [{"name": "x", "checkpoints": [{"step": 0}], "config": {"arch": "pre_ln"}},
              {"name": "x", "checkpoints": [{"step": 0}]}]),
-    ("gram_at/r", results.gram_at, {"step": 0}, "r",
+    ("gram_at/r", training_analysis.gram_at, {"step": 0}, "r",
      RUNS + [{"name": "x", "checkpoints": [{"step": 0, "measure": {}}], "config": {"arch": "pre_ln"}}]),
-    ("gram_at/step", results.gram_at, {"r": RUN}, "step", STEP),
+    ("gram_at/step", training_analysis.gram_at, {"r": RUN}, "step", STEP),
     ("ablation", depth_analysis.ablation, {}, "r", RUNS + [{"name": "x", "final": {}}]),
     ("loss_at_flops/r", depth_analysis.loss_at_flops, {"flops": 1e8}, "r",
      RUNS + [{**RUN, "val_curve": []}, {**RUN, "flops_per_step": 0}, {**RUN, "val_curve": [{"step": 0}] * 3}]),
     ("loss_at_flops/flops", depth_analysis.loss_at_flops, {"r": RUN}, "flops", POS),
-    ("flag_runs/sweep", results.flag_runs, {}, "sweep", SWEEP),
-    ("flag_runs/z", results.flag_runs, {"sweep": SW}, "z", POS),
-    ("exponent_path/sweep", results.exponent_path, CELL, "sweep", SWEEP),
-    ("exponent_path/L", results.exponent_path, CELL, "L", DEPTH),
-    ("exponent_path/steps", results.exponent_path, CELL, "steps", [[], [100], [0.0], "0", 200]),
-    ("exponent_path/level", results.exponent_path, CELL, "level", [0, 1, 1.5, None, NAN]),
-    ("settling/sweep", results.settling, {**CELL, "reference": SW, "steps": (0, 200)}, "sweep", SWEEP),
-    ("settling/reference", results.settling, {**CELL, "reference": SW, "steps": (0, 200)}, "reference", SWEEP),
-    ("settling/arch", results.settling, {**CELL, "reference": SW, "steps": (0, 200)}, "arch", ARCH),
-    ("settling/steps", results.settling, {**CELL, "reference": SW, "steps": (0, 200)}, "steps",
+    ("flag_runs/sweep", training_analysis.flag_runs, {}, "sweep", SWEEP),
+    ("flag_runs/z", training_analysis.flag_runs, {"sweep": SW}, "z", POS),
+    ("exponent_path/sweep", training_analysis.exponent_path, CELL, "sweep", SWEEP),
+    ("exponent_path/L", training_analysis.exponent_path, CELL, "L", DEPTH),
+    ("exponent_path/steps", training_analysis.exponent_path, CELL, "steps", [[], [100], [0.0], "0", 200]),
+    ("exponent_path/level", training_analysis.exponent_path, CELL, "level", [0, 1, 1.5, None, NAN]),
+    ("settling/sweep", training_analysis.settling, {**CELL, "reference": SW, "steps": (0, 200)}, "sweep", SWEEP),
+    ("settling/reference", training_analysis.settling, {**CELL, "reference": SW, "steps": (0, 200)}, "reference", SWEEP),
+    ("settling/arch", training_analysis.settling, {**CELL, "reference": SW, "steps": (0, 200)}, "arch", ARCH),
+    ("settling/steps", training_analysis.settling, {**CELL, "reference": SW, "steps": (0, 200)}, "steps",
      [(200, 0), (0, 100), (0,), (0, 200, 200), None, (0.0, 200), (True, 200)]),
-    ("settling/alpha", results.settling, {**CELL, "reference": SW, "steps": (0, 200)}, "alpha", [0, 0.5, -0.1, None, NAN]),
-    ("seed_exponents/sweep", results.seed_exponents, {**CELL, "step": 200}, "sweep", SWEEP),
-    ("seed_exponents/arch", results.seed_exponents, {**CELL, "step": 200}, "arch", ARCH),
-    ("seed_exponents/L", results.seed_exponents, {**CELL, "step": 200}, "L", DEPTH),
-    ("seed_exponents/step", results.seed_exponents, CELL, "step", STEP),
-    ("seed_exponents/k_min", results.seed_exponents, {**CELL, "step": 200}, "k_min", [True, 2.5, 0, 6, None]),
-    ("seed_exponents/exclude", results.seed_exponents, {**CELL, "step": 200}, "exclude", EXCLUDE),
-    ("exponent_fit/sweep", results.exponent_fit, {**CELL, "step": 200}, "sweep", SWEEP),
-    ("exponent_fit/arch", results.exponent_fit, {**CELL, "step": 200}, "arch", ARCH),
-    ("exponent_fit/L", results.exponent_fit, {**CELL, "step": 200}, "L", DEPTH),
-    ("exponent_fit/step", results.exponent_fit, CELL, "step", STEP),
-    ("exponent_fit/k_min", results.exponent_fit, {**CELL, "step": 200}, "k_min", [True, 2.5, 0, 5, None]),
-    ("exponent_fit/exclude", results.exponent_fit, {**CELL, "step": 200}, "exclude", EXCLUDE),
-    ("exponent_fit/level", results.exponent_fit, {**CELL, "step": 200}, "level", UNIT),
+    ("settling/alpha", training_analysis.settling, {**CELL, "reference": SW, "steps": (0, 200)}, "alpha", [0, 0.5, -0.1, None, NAN]),
+    ("seed_exponents/sweep", training_analysis.seed_exponents, {**CELL, "step": 200}, "sweep", SWEEP),
+    ("seed_exponents/arch", training_analysis.seed_exponents, {**CELL, "step": 200}, "arch", ARCH),
+    ("seed_exponents/L", training_analysis.seed_exponents, {**CELL, "step": 200}, "L", DEPTH),
+    ("seed_exponents/step", training_analysis.seed_exponents, CELL, "step", STEP),
+    ("seed_exponents/k_min", training_analysis.seed_exponents, {**CELL, "step": 200}, "k_min", [True, 2.5, 0, 6, None]),
+    ("seed_exponents/exclude", training_analysis.seed_exponents, {**CELL, "step": 200}, "exclude", EXCLUDE),
+    ("exponent_fit/sweep", training_analysis.exponent_fit, {**CELL, "step": 200}, "sweep", SWEEP),
+    ("exponent_fit/arch", training_analysis.exponent_fit, {**CELL, "step": 200}, "arch", ARCH),
+    ("exponent_fit/L", training_analysis.exponent_fit, {**CELL, "step": 200}, "L", DEPTH),
+    ("exponent_fit/step", training_analysis.exponent_fit, CELL, "step", STEP),
+    ("exponent_fit/k_min", training_analysis.exponent_fit, {**CELL, "step": 200}, "k_min", [True, 2.5, 0, 5, None]),
+    ("exponent_fit/exclude", training_analysis.exponent_fit, {**CELL, "step": 200}, "exclude", EXCLUDE),
+    ("exponent_fit/level", training_analysis.exponent_fit, {**CELL, "step": 200}, "level", UNIT),
     ("ablation_trend/sweep", depth_analysis.ablation_trend, CELL, "sweep", SWEEP),
     ("ablation_trend/L", depth_analysis.ablation_trend, CELL, "L", DEPTH),
     ("ablation_trend/exclude", depth_analysis.ablation_trend, CELL, "exclude", EXCLUDE),
@@ -452,7 +452,7 @@ CASES += [
 ]
 
 # what the fuzz found, one row per class of bad input
-from resdecay_lib.analysis import pruning, pretrained_analysis as realmodels
+from resdecay_lib.analysis import pruning, pretrained_analysis
 from resdecay_lib.training import train  # noqa: E402
 
 _PRE = pretrained.Pretrained("tiny", MODEL, None, list(MODEL.blocks), MODEL)
@@ -482,9 +482,9 @@ CASES += [
     ("recheck/plan", __import__("resdecay_lib.analysis.recheck").analysis.recheck.first_interval,
      {"stored": {"config": {}, "checkpoints": []}}, "plan", NOT_OBJECTS),
     # names that would leave their root
-    ("store_path/model", realmodels.store_path, {"root": TMP, "text": "pydoc"}, "model",
+    ("store_path/model", pretrained_analysis.store_path, {"root": TMP, "text": "pydoc"}, "model",
      ["../../etc", "..", "a/b", "", "x__y", None, 3]),
-    ("store_path/text", realmodels.store_path, {"root": TMP, "model": "m"}, "text", ["../x", "/abs", "a__b"]),
+    ("store_path/text", pretrained_analysis.store_path, {"root": TMP, "model": "m"}, "text", ["../x", "/abs", "a__b"]),
     ("claim/name", sweep.claim, {"claim_dir": TMP / "claims"}, "name", ["../../escaped", "..", "a/b", "", None]),
     ("run_sweep/root", sweep.run_sweep, {"spec_or_path": SPEC}, "root", [None, "", 3]),
     # token ids outside the vocabulary (5): torch's "index out of range in self" before
@@ -712,11 +712,11 @@ def test_depth_cost_and_measure_reject_a_bad_out_folder_or_prune_text_in_one_lin
 
 
 def test_store_path_keeps_model_and_text_names_inside_the_root(tmp_path):
-    assert realmodels.store_path(tmp_path, "smollm2-135m", "pydoc") == tmp_path / "smollm2-135m__pydoc.json"
-    assert realmodels.store_path(str(tmp_path), "qwen2.5-coder-0.5b", "shakespeare").parent == tmp_path
+    assert pretrained_analysis.store_path(tmp_path, "smollm2-135m", "pydoc") == tmp_path / "smollm2-135m__pydoc.json"
+    assert pretrained_analysis.store_path(str(tmp_path), "qwen2.5-coder-0.5b", "shakespeare").parent == tmp_path
     for model, text in (("../../etc", "pydoc"), ("m", "../../x"), ("a/b", "pydoc"), ("m__n", "pydoc")):
         with pytest.raises(ValueError, match=r"must be a plain name"):
-            realmodels.store_path(tmp_path, model, text)
+            pretrained_analysis.store_path(tmp_path, model, text)
 
 
 def test_token_ids_at_or_above_the_vocabulary_are_a_clear_error_in_every_entry_point():

@@ -18,7 +18,7 @@ import torch
 from resdecay_lib import __version__
 from resdecay_lib.__main__ import main
 from resdecay_lib.cli.train import DEFAULT_OUT_DIR
-from resdecay_lib.analysis import training_analysis as R
+from resdecay_lib.analysis import training_analysis
 from resdecay_lib.nn import models, pretrained, probe
 from resdecay_lib.nn.config import ARCH_NAMES
 from resdecay_lib.training import runs, store
@@ -170,19 +170,19 @@ def test_stored_exponent_of_a_stored_run_is_chapter_7s_fit_at_each_step(path):
     assert runs.stored_exponent(r) == runs.stored_exponent(r, step=steps[-1])       # default: the last step
     for step in (steps[0], steps[len(steps) // 2], steps[-1]):
         e = runs.stored_exponent(r, step=step)
-        per, G = R.omega_per_sequence(r, step), R.gram_at(r, step)        # Chapter 7's readers (part_of)
+        per, G = training_analysis.omega_per_sequence(r, step), training_analysis.gram_at(r, step)        # Chapter 7's readers (part_of)
         direct = probe.exponent(_change_from_stored(per), k_min=2, level=0.95, gram=G)
         assert (e.exponent, e.lo, e.hi, e.reference, e.convention, e.rho) == \
             (direct.exponent, direct.lo, direct.hi, direct.reference, direct.convention, direct.rho)
-        assert e.exponent == pytest.approx(R.curve_exponent(per.mean(0), 2), abs=1e-12)   # Chapter 7's per-seed slope
-        ec = R.convention(R.rho(G))
+        assert e.exponent == pytest.approx(training_analysis.curve_exponent(per.mean(0), 2), abs=1e-12)   # Chapter 7's per-seed slope
+        ec = training_analysis.convention(training_analysis.rho(G))
         assert e.embedding_counted == ec
-        assert e.reference == pytest.approx(R.reference_exponent(2, L, ec), abs=1e-12)
+        assert e.reference == pytest.approx(training_analysis.reference_exponent(2, L, ec), abs=1e-12)
         assert (e.k_min, e.k_max, e.n_sequences) == (2, L, per.shape[0])
 
 
 def test_the_part_read_is_the_one_chapter_7_reads():
-    assert {a: runs.part_read(a) for a in ARCH_NAMES} == {a: R.part_of(a) for a in ARCH_NAMES}
+    assert {a: runs.part_read(a) for a in ARCH_NAMES} == {a: training_analysis.part_of(a) for a in ARCH_NAMES}
 
 
 def _set(r, path, value):

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from resdecay_lib.__main__ import main
-from resdecay_lib.cli import depth_cost as D
+from resdecay_lib.cli import depth_cost
 from resdecay_lib.cli import measure as M
 from resdecay_lib.cli import prepare_models as PM
 from resdecay_lib.cli import sweep as sweep_cli

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 import torch
 
-from resdecay_lib.analysis import depth_analysis as D
+from resdecay_lib.analysis import depth_analysis
 from resdecay_lib.analysis import front
-from resdecay_lib.analysis import training_analysis as R
+from resdecay_lib.analysis import training_analysis
 from resdecay_lib.analysis import training_claims as T
 from resdecay_lib.checks import ArgumentTypeError
 from resdecay_lib.nn import models
@@ -36,7 +36,7 @@ def test_sweep_cell_and_complete_refuse_a_typo_for_an_arch_instead_of_answering_
     sw = _sweep()
     for call in (lambda: sw.cell("PRE_LN", 4), lambda: sw.complete("pre-ln", 4),
                  lambda: sw.kept_by_seed("preln", 4), lambda: sw.deepest("PRE_LN"),
-                 lambda: sw.losses("PRE_LN", R.final_loss), lambda: sw.depths("PRE_LN")):
+                 lambda: sw.losses("PRE_LN", training_analysis.final_loss), lambda: sw.depths("PRE_LN")):
         with pytest.raises(ValueError, match=r"arch must be one of .*'pre_ln'") as info:
             call()
         assert _one_line(info)
@@ -60,8 +60,8 @@ def test_sweep_cell_and_complete_take_an_integer_depth_on_the_grid():
     # valid calls answer as before (a numpy integer is an integer)
     assert [r["name"] for r in sw.cell("pre_ln", np.int64(4))] == ["pre_ln_L4_s0", "pre_ln_L4_s1", "pre_ln_L4_s2"]
     assert sw.cell("pre_ln", 4, {"pre_ln_L4_s1"})[1]["name"] == "pre_ln_L4_s2"
-    assert sw.complete("pre_ln", 8) and not R.Sweep(sw.spec, {}).complete("pre_ln", 8)
-    assert R.Sweep(sw.spec, {}).cell("pre_ln", 8) == []      # on the grid, not stored: no runs
+    assert sw.complete("pre_ln", 8) and not training_analysis.Sweep(sw.spec, {}).complete("pre_ln", 8)
+    assert training_analysis.Sweep(sw.spec, {}).cell("pre_ln", 8) == []      # on the grid, not stored: no runs
     with pytest.raises(ArgumentTypeError, match="exclude"):
         sw.cell("pre_ln", 4, None)
 
@@ -179,7 +179,7 @@ def test_power_law_of_one_curve_has_no_interval_and_says_so_instead_of_nan():
 def _ladder_sweep(runs):
     spec = {"out": "empty_sweep", "archs": ["pre_ln"], "seeds": [0, 1, 2],
             "depths": {"pre_ln": [8, T.TRAINED_L]}, "plan": {"measure_steps": [0, 200]}}
-    return R.Sweep(spec, runs)
+    return training_analysis.Sweep(spec, runs)
 
 
 def test_the_evidence_of_an_empty_sweep_is_refused_naming_the_sweep():
@@ -209,33 +209,33 @@ def test_the_evidence_of_a_sweep_whose_deepest_pre_ln_runs_all_failed_is_refused
 
 def test_final_loss_refuses_a_record_without_a_valid_status_or_loss():
     r = stored_run("pre_ln_L24_s0", "pre_ln", 24, 0, 1.5)
-    assert R.final_loss(r) == 1.5
-    assert math.isnan(R.final_loss({**r, "status": "non_finite"}))   # documented: a run that did not finish
+    assert training_analysis.final_loss(r) == 1.5
+    assert math.isnan(training_analysis.final_loss({**r, "status": "non_finite"}))   # documented: a run that did not finish
     for status in (None, 3, "OK", ""):
         with pytest.raises(ValueError, match=r"run pre_ln_L24_s0: status") as info:
-            R.final_loss({**r, "status": status})
+            training_analysis.final_loss({**r, "status": status})
         assert _one_line(info)
     for loss in (None, "1.5", True, math.nan):
         bad = copy.deepcopy(r)
         bad["final"]["val_loss"]["mean"] = loss
         with pytest.raises(ValueError, match=r"run pre_ln_L24_s0: final\.val_loss\.mean"):
-            R.final_loss(bad)
+            training_analysis.final_loss(bad)
     bad = copy.deepcopy(r)
     del bad["final"]["val_loss"]
     with pytest.raises(ValueError, match=r"run pre_ln_L24_s0: final\.val_loss\.mean is missing"):
-        R.final_loss(bad)
+        training_analysis.final_loss(bad)
 
 
 def test_missing_fields_of_a_record_name_the_run_and_the_field_not_a_bare_key_error():
     sw = _sweep()
     del sw.runs[("pre_ln", 4, 1)]["convergence"]
     with pytest.raises(ValueError, match=r"run pre_ln_L4_s1: convergence(\.diverged)? is missing"):
-        R.flag_runs(sw)
+        training_analysis.flag_runs(sw)
     r = stored_run("pre_ln_L4_s0", "pre_ln", 4, 0, 2.0)
     del r["final"]["ablation"]["delta_se"]
     with pytest.raises(ValueError, match=r"run pre_ln_L4_s0: final\.ablation\.delta_se is missing"):
-        D.ablation(r)
-    assert R.record_field(stored_run("x", "pre_ln", 4, 0, 2.0), "final.val_loss.mean") == 2.0
+        depth_analysis.ablation(r)
+    assert training_analysis.record_field(stored_run("x", "pre_ln", 4, 0, 2.0), "final.val_loss.mean") == 2.0
 
 
 # ----------------------------------------------------------------------------- 8. equal_depth_gap
@@ -244,17 +244,17 @@ def test_equal_depth_gap_checks_its_arguments():
     sw = _sweep()
     for bad in (math.nan, 8.0, True, None):
         with pytest.raises(ArgumentTypeError, match=r"\bmin_depth\b") as info:
-            D.equal_depth_gap(sw, "post_ln", min_depth=bad)
+            depth_analysis.equal_depth_gap(sw, "post_ln", min_depth=bad)
         assert _one_line(info)
     with pytest.raises(ValueError, match=r"\bmin_depth\b"):
-        D.equal_depth_gap(sw, "post_ln", min_depth=0)
+        depth_analysis.equal_depth_gap(sw, "post_ln", min_depth=0)
     with pytest.raises(ValueError, match=r"\bmin_depth\b.*no depth"):
-        D.equal_depth_gap(sw, "post_ln", min_depth=16)
+        depth_analysis.equal_depth_gap(sw, "post_ln", min_depth=16)
     with pytest.raises(ValueError, match=r"\barch\b"):
-        D.equal_depth_gap(sw, "POST_LN")
+        depth_analysis.equal_depth_gap(sw, "POST_LN")
     with pytest.raises(ValueError, match=r"\bagainst\b"):
-        D.equal_depth_gap(sw, "post_ln", against="peri_ln")
-    depths, iv = D.equal_depth_gap(sw, "post_ln")
+        depth_analysis.equal_depth_gap(sw, "post_ln", against="peri_ln")
+    depths, iv = depth_analysis.equal_depth_gap(sw, "post_ln")
     assert depths == [8] and iv.mean == pytest.approx(-0.1)
     with pytest.raises(ValueError, match=r"\barch\b"):
-        D.paired_gap(sw, "POST_LN")
+        depth_analysis.paired_gap(sw, "POST_LN")

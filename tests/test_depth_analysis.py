@@ -4,86 +4,86 @@ import math
 import numpy as np
 import pytest
 
-from resdecay_lib.analysis import depth_analysis as D, training_analysis as R
+from resdecay_lib.analysis import depth_analysis, training_analysis
 from sweep_fixtures import stored_run, stored_sweep
 
 
 def test_ablation_trend_is_a_rank_correlation_per_seed():
     sw = stored_sweep({("pre_ln", 6): [2.0, 2.0, 2.0]})
-    per, iv = D.ablation_trend(sw, "pre_ln", 6)
+    per, iv = depth_analysis.ablation_trend(sw, "pre_ln", 6)
     assert np.allclose(per, -1.0) and iv.n == 3
 
 
 def test_loss_at_flops_interpolates_in_log_step_and_stops_at_the_end():
     r = stored_run("x", "pre_ln", 2, 0, 1.0, curve=[(0, 4.0), (10, 3.0), (100, 2.0), (1000, 1.0)], flops=2.0)
-    assert D.loss_at_flops(r, 2.0 * 100) == pytest.approx(2.0)
-    assert D.loss_at_flops(r, 2.0 * math.sqrt(10 * 100)) == pytest.approx(2.5)
-    assert math.isnan(D.loss_at_flops(r, 2.0 * 2000))
+    assert depth_analysis.loss_at_flops(r, 2.0 * 100) == pytest.approx(2.0)
+    assert depth_analysis.loss_at_flops(r, 2.0 * math.sqrt(10 * 100)) == pytest.approx(2.5)
+    assert math.isnan(depth_analysis.loss_at_flops(r, 2.0 * 2000))
 
 
 def test_ladder_steps_pair_the_seeds():
-    steps = D.ladder_steps({4: [2.0, 2.1, 2.2], 8: [1.9, 2.0, 2.1]})
+    steps = depth_analysis.ladder_steps({4: [2.0, 2.1, 2.2], 8: [1.9, 2.0, 2.1]})
     (a, b, iv), = steps
     assert (a, b) == (4, 8) and iv.mean == pytest.approx(-0.1) and iv.se == pytest.approx(0.0, abs=1e-12)
 
 
 def test_depth_law_recovers_alpha():
     d = np.array([2, 4, 8, 16, 24])
-    f = D.depth_law(d, 0.8 * d ** -1.0 + 1.5)
+    f = depth_analysis.depth_law(d, 0.8 * d ** -1.0 + 1.5)
     assert f["alpha"] == pytest.approx(1.0, rel=0.01) and f["L_inf"] == pytest.approx(1.5, abs=0.01)
     assert not f["at_edge"]
 
 
 def test_depth_ladder_stops_paying_only_inside_the_ladder():
     # each seed gains 0.1 from 4 to 8 and loses 0.05 from 8 to 16: 8 is best and 16 worse
-    stop = D.depth_ladder({4: [2.0, 2.1, 2.2], 8: [1.9, 2.01, 2.1], 16: [1.95, 2.06, 2.16]})
+    stop = depth_analysis.depth_ladder({4: [2.0, 2.1, 2.2], 8: [1.9, 2.01, 2.1], 16: [1.95, 2.06, 2.16]})
     assert (stop.best, stop.not_worse, stop.reading) == (8, [8], "stops paying")
     assert (stop.stops, stop.lo, stop.hi) == (8.0, 8.0, 8.0)
     assert stop.level == pytest.approx(1 - 0.05 / 2) and len(stop.steps) == 2
     # the top is best: depth keeps paying, and the reading is infinite above
-    pays = D.depth_ladder({4: [2.0, 2.1, 2.2], 8: [1.9, 2.01, 2.1]})
+    pays = depth_analysis.depth_ladder({4: [2.0, 2.1, 2.2], 8: [1.9, 2.01, 2.1]})
     assert pays.reading == "keeps paying" and math.isinf(pays.stops) and math.isinf(pays.hi) and pays.lo == 8.0
     # a noisy top rung is not worse than the best: the set reaches the top, and the ladder
     # locates nothing (not shown to stop is not shown to keep paying)
-    noisy = D.depth_ladder({4: [2.0, 2.1, 2.2], 8: [1.9, 2.0, 2.1], 16: [1.7, 2.3, 2.0]})
+    noisy = depth_analysis.depth_ladder({4: [2.0, 2.1, 2.2], 8: [1.9, 2.0, 2.1], 16: [1.7, 2.3, 2.0]})
     assert noisy.best == 8 and 16 in noisy.not_worse and noisy.reading == "not located"
     assert (noisy.stops, noisy.lo, noisy.hi) == (8.0, 8.0, math.inf)
     # the top is best but a lower rung is within the noise of it: not located either
-    flat = D.depth_ladder({4: [2.3, 2.4, 2.5], 8: [1.9, 2.0, 2.1], 16: [1.85, 2.0, 2.02]})
+    flat = depth_analysis.depth_ladder({4: [2.3, 2.4, 2.5], 8: [1.9, 2.0, 2.1], 16: [1.85, 2.0, 2.02]})
     assert flat.best == 16 and flat.not_worse == [8, 16] and flat.reading == "not located"
     assert (flat.stops, flat.lo, flat.hi) == (16.0, 8.0, math.inf)
     with pytest.raises(ValueError, match="at least 2 depths"):
-        D.depth_ladder({4: [1.0, 1.0, 1.0]})
+        depth_analysis.depth_ladder({4: [1.0, 1.0, 1.0]})
 
 
 def test_paired_gap_pairs_seeds_at_the_deepest_shared_depth():
     sw = stored_sweep({("pre_ln", 4): [2.0, 2.1, 2.2], ("pre_ln", 8): [1.9, 2.0, 2.1],
                  ("peri_ln", 4): [2.1, 2.2, 2.3], ("peri_ln", 8): [2.2, 2.25, 2.4]})
-    L, iv = D.paired_gap(sw, "peri_ln")
+    L, iv = depth_analysis.paired_gap(sw, "peri_ln")
     assert L == 8 and iv.mean == pytest.approx((0.3 + 0.25 + 0.3) / 3) and iv.n == 3
     # one excluded Pre-LN seed at depth 8 leaves two pairs there: depth 4 is used
-    L, iv = D.paired_gap(sw, "peri_ln", exclude={"pre_ln_L8_s1"})
+    L, iv = depth_analysis.paired_gap(sw, "peri_ln", exclude={"pre_ln_L8_s1"})
     assert L == 4 and iv.mean == pytest.approx(0.1)
-    assert D.paired_gap(sw, "peri_ln", exclude={"pre_ln_L8_s1", "peri_ln_L4_s0"}) is None
+    assert depth_analysis.paired_gap(sw, "peri_ln", exclude={"pre_ln_L8_s1", "peri_ln_L4_s0"}) is None
 
 
 def test_depth_law_over_seeds_recovers_each_seeds_alpha_and_summarises_it():
     depths = [2, 4, 8, 16, 24]
     alphas = [0.8, 1.0, 1.2]
     losses = {d: [0.5 * d ** -a + 1.6 for a in alphas] for d in depths}
-    got = D.depth_law_over_seeds(losses)
+    got = depth_analysis.depth_law_over_seeds(losses)
     assert [f["alpha"] for f in got["per_seed"]] == pytest.approx(alphas, abs=0.01)
     assert got["alpha"].mean == pytest.approx(1.0, abs=0.01) and got["alpha"].n == 3
     assert got["n_edge"] == 0 and got["L_inf"] == pytest.approx(1.6, abs=1e-3)
     with pytest.raises(ValueError, match="3 depths"):
-        D.depth_law_over_seeds({2: [1, 2, 3], 4: [1, 2, 3]})
-    with pytest.raises(R.TooFewSeeds):
-        D.depth_law_over_seeds({d: [1.0, 2.0] for d in depths})
+        depth_analysis.depth_law_over_seeds({2: [1, 2, 3], 4: [1, 2, 3]})
+    with pytest.raises(training_analysis.TooFewSeeds):
+        depth_analysis.depth_law_over_seeds({d: [1.0, 2.0] for d in depths})
 
 
 def test_ablation_halves_leaves_block_one_out_of_the_earlier_half():
     d = np.array([[5.0, 1.0, 1.0, 0.5, 0.5, 0.5], [7.0, 1.0, 1.0, 0.5, 0.5, 0.5]])
-    first, ratio = D.ablation_halves(d)
+    first, ratio = depth_analysis.ablation_halves(d)
     assert first == 6.0 and ratio == pytest.approx(0.5)      # blocks 4..6 over blocks 2..3
     with pytest.raises(ValueError, match="at least 4 blocks"):
-        D.ablation_halves(d[:, :3])
+        depth_analysis.ablation_halves(d[:, :3])

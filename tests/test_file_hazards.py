@@ -19,7 +19,7 @@ import torch
 
 from resdecay_lib import checks as C
 from resdecay_lib.__main__ import main as cli_main
-from resdecay_lib.analysis import pretrained_analysis as R
+from resdecay_lib.analysis import pretrained_analysis
 from resdecay_lib.nn import device
 from resdecay_lib.training import data, runs, store, train as T
 
@@ -107,7 +107,7 @@ def _readers(fifo):
         "train": lambda: T.train(TINY, checkpoint=fifo, progress=False),
         "run_result": lambda: runs.run_result(TINY, PLAN, checkpoint=fifo, progress=False),
         "read_result": lambda: store.read_result(fifo),
-        "load_record": lambda: R.load_record(fifo),
+        "load_record": lambda: pretrained_analysis.load_record(fifo),
         "CharVocab.load": lambda: data.CharVocab.load(fifo),
         "sha256_file": lambda: device.sha256_file(fifo),
     }
@@ -329,7 +329,7 @@ def test_every_stored_result_reads_as_valid(tmp_path):
 # ----------------------------------------------------------------------------- pretrained records
 
 def test_every_stored_pretrained_record_loads():
-    recs = R.load_records(ROOT / "results" / "pretrained")
+    recs = pretrained_analysis.load_records(ROOT / "results" / "pretrained")
     assert len(recs) == len(list((ROOT / "results" / "pretrained").glob("*__*.json"))) >= 8
     for (model, text), rec in recs.items():
         assert rec["model"] == model and rec["skip"].value.shape[0] == rec["n_layer"]
@@ -348,7 +348,7 @@ def test_load_record_names_the_bad_field(tmp_path, field, value, words):
     p = tmp_path / "smollm2-135m__shakespeare.json"
     p.write_text(json.dumps(rec))
     with pytest.raises(ValueError, match="is not a usable pretrained record") as err:
-        R.load_record(p)
+        pretrained_analysis.load_record(p)
     assert words in str(err.value) and "\n" not in str(err.value), err.value
     assert p.exists()                                    # read, never moved
 
@@ -356,16 +356,16 @@ def test_load_record_names_the_bad_field(tmp_path, field, value, words):
 @pytest.mark.parametrize("bad", [3, True, b"x"])
 def test_load_record_refuses_what_is_not_a_path(bad):
     with pytest.raises(C.ArgumentTypeError, match=r"^path must be"):
-        R.load_record(bad)
+        pretrained_analysis.load_record(bad)
 
 
 def test_load_record_and_load_records_refuse_a_folder_and_a_file(tmp_path):
     with pytest.raises(ValueError, match="the folder"):
-        R.load_record(tmp_path)
+        pretrained_analysis.load_record(tmp_path)
     (tmp_path / "f").write_text("x")
     with pytest.raises(ValueError, match=r"^root must be a folder"):
-        R.load_records(tmp_path / "f")
-    assert R.load_records(tmp_path / "absent") == {}
+        pretrained_analysis.load_records(tmp_path / "f")
+    assert pretrained_analysis.load_records(tmp_path / "absent") == {}
 
 
 def test_charvocab_load_names_a_file_that_is_not_a_vocabulary(tmp_path):

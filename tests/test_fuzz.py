@@ -37,16 +37,16 @@ from hypothesis import strategies as st  # noqa: E402
 
 from resdecay_lib import checks as C  # noqa: E402
 from resdecay_lib.training import baselines, data, engines, runs, store, sweep, train  # noqa: E402
-from resdecay_lib.training import config as train_config  # noqa: E402
+from resdecay_lib.training import plan  # noqa: E402
 from resdecay_lib.nn import config as nn_config  # noqa: E402
-from resdecay_lib.analysis import pruning, init_analysis, pretrained_analysis as realmodels, recheck  # noqa: E402
+from resdecay_lib.analysis import pruning, init_analysis, pretrained_analysis, recheck  # noqa: E402
 from resdecay_lib.nn import evaluation, hooks, metrics, models, pretrained, probe, progress, quantise  # noqa: E402
 from resdecay_lib.stats import inference as stats  # noqa: E402
 from resdecay_lib.__main__ import main  # noqa: E402
 
 #: the modules whose public functions declare their domains
 MODULES = (baselines, data, pruning, engines, evaluation, hooks, init_analysis, metrics, models, pretrained, probe, progress,
-           quantise, realmodels, recheck, runs, stats, sweep, train, store, train_config, nn_config)
+           quantise, pretrained_analysis, recheck, runs, stats, sweep, train, store, plan, nn_config)
 
 #: public names that declare no domain, and why
 NO_DOMAIN = {
@@ -70,8 +70,8 @@ NO_DOMAIN = {
     **{b: "a block, made by GPT from a validated GPTConfig" for b in (
         "PreLNBlock", "PostLNBlock", "PeriLNBlock", "ResiDualBlock", "LNScalingBlock", "DeepNormBlock",
         "MixLNBlock")},
-    # realmodels: this change touched only store_path and the depth-cost command
-    **{f: "realmodels' analysis and store readers: not declared yet" for f in (
+    # pretrained_analysis: this change touched only store_path and the depth-cost command
+    **{f: "pretrained_analysis' analysis and store readers: not declared yet" for f in (
         "book_text", "measure_model", "exponent_report", "ExponentReport",
         "norm_growth")},
 }
@@ -213,7 +213,7 @@ EXAMPLES = {
     "nn.quantise.q4_1_roundtrip": (dict(weight=torch.randn(2, 32, generator=torch.Generator().manual_seed(0)),
                                      block=32, offset=0), True),
     "nn.quantise.quantize_q4_1_": (dict(model=torch.nn.Linear(32, 2), block=32, offset=0), False),
-    # realmodels
+    # pretrained_analysis
     "analysis.pretrained_analysis.store_path": (dict(root=TMP, model="smollm2-135m", text="pydoc"), True),
     "analysis.pretrained_analysis.load_record": (dict(path=TMP / "pretrained" / "tiny__pydoc.json"), True),
     "analysis.pretrained_analysis.load_records": (dict(root=TMP / "pretrained"), True),
@@ -223,9 +223,9 @@ EXAMPLES = {
     "analysis.recheck.whole_run_ablation": (dict(stored={"config": dataclasses.asdict(CFG), "checkpoints": []},
                                         plan=runs.RunPlan((0, 4))), False),
     # runs
-    "training.config.RunPlan": (dict(measure_steps=(0, 2, 4), eval_every=2), True),
-    "training.config.RunPlan.default_measure_steps": (dict(steps=100), True),
-    "training.config.RunPlan.resolve": (dict(self=runs.RunPlan(), steps=100), True),
+    "training.plan.RunPlan": (dict(measure_steps=(0, 2, 4), eval_every=2), True),
+    "training.plan.RunPlan.default_measure_steps": (dict(steps=100), True),
+    "training.plan.RunPlan.resolve": (dict(self=runs.RunPlan(), steps=100), True),
     "training.runs.convergence": (dict(curve=CURVE, steps=12, window=0.2, tol=0.03), True),
     "training.runs.flops_per_step": (dict(model=MODEL, cfg=CFG), True),
     "training.store.machine": (dict(device="cpu"), False),
@@ -270,7 +270,7 @@ EXAMPLES = {
     "training.sweep.unfinished": (dict(spec=SPEC, root=TMP, done=[]), True),
     "training.sweep.check_sweep": (dict(spec=SPEC, root=TMP, local=False), False),
     # train
-    "training.config.TrainConfig": (dataclasses.asdict(CFG), True),
+    "training.plan.TrainConfig": (dataclasses.asdict(CFG), True),
     "training.train.lr_factor": (dict(step=3, cfg=CFG), True),
     "training.train.train": (dict(cfg=CFG, checkpoint=None, checkpoint_every=2, stop_after=None, progress=False, model=None,
                          on_step=None, callback_steps=(), log=None), False),

@@ -258,7 +258,7 @@ def _run_without_torch(how: str, body: str) -> subprocess.CompletedProcess:
     ("modules", "import resdecay_lib.maths, resdecay_lib.maths.theory, resdecay_lib.maths.gaussian"),
     ("modules", "from resdecay_lib.training.store import load_sweep, result_path, run_id, sweep_runs, read_result, "
                 "write_json_atomic, code_version"),
-    ("modules", "import resdecay_lib.nn.config, resdecay_lib.training.config"),
+    ("modules", "import resdecay_lib.nn.config, resdecay_lib.training.plan"),
     ("hook", "import resdecay_lib.stats, resdecay_lib.stats.inference, resdecay_lib.stats.fit, "
              "resdecay_lib.stats.exponents"),
     ("hook", "import resdecay_lib.maths.theory, resdecay_lib.maths.gaussian, resdecay_lib.training.store"),

@@ -104,28 +104,28 @@ def test_residual_stream_and_measure_take_a_hugging_face_batch_encoding_and_meas
 
 def test_exponent_gives_the_fit_with_its_interval_and_the_theorems_exponent_in_the_convention_rho_chooses():
     from resdecay_lib.stats import fit
-    from resdecay_lib.analysis import training_analysis as results
+    from resdecay_lib.analysis import training_analysis
     model, x = _zoo(L=8), idx(B=6, T=8)
     stream, ch = probe.measure(model, x)
     e = probe.exponent(ch, k_min=2, level=0.9, stream=stream)
     f = fit.power_law(ch.k, ch.per_sequence["omega_sq"], k_min=2, n_boot=2000, level=0.9, seed=0)
     assert (e.exponent, e.lo, e.hi, e.k_min, e.k_max, e.n_sequences) == (f.exponent, f.lo, f.hi, 2, 8, 6)
-    rho = results.rho(probe.gram(stream))
-    assert e.rho == rho and e.embedding_counted == results.convention(rho)
-    assert e.reference == results.reference_exponent(2, 8, e.embedding_counted)
+    rho = training_analysis.rho(probe.gram(stream))
+    assert e.rho == rho and e.embedding_counted == training_analysis.convention(rho)
+    assert e.reference == training_analysis.reference_exponent(2, 8, e.embedding_counted)
     assert e.convention == ("embedding-counted" if e.embedding_counted else "seed")
     assert probe.exponent(ch, k_min=2, level=0.9, gram=probe.gram(stream)) == e
     assert "\n" not in str(e) and e.reading in str(e) and "theorem" in e.reading
 
 
 def test_exponent_reads_the_gram_of_the_kept_tokens_when_a_mask_is_given():
-    from resdecay_lib.analysis import training_analysis as results
+    from resdecay_lib.analysis import training_analysis
     model, x = _zoo(L=6), idx(B=4, T=8)
     mask = torch.ones(4, 8)
     mask[:, 0] = 0
     stream, ch = probe.measure(model, x, mask)
     e = probe.exponent(ch, stream=stream, mask=mask)
-    assert e.rho == results.rho(probe.gram(stream[:, mask.bool()]))
+    assert e.rho == training_analysis.rho(probe.gram(stream[:, mask.bool()]))
 
 
 def test_exponent_without_a_gram_or_a_stream_needs_the_convention_and_then_uses_it():
@@ -135,9 +135,9 @@ def test_exponent_without_a_gram_or_a_stream_needs_the_convention_and_then_uses_
     with pytest.raises(ValueError, match="embedding_counted is needed when neither gram nor stream is given"):
         probe.exponent(ch)
     e = probe.exponent(ch, k_min=3, k_max=6, embedding_counted=False)
-    from resdecay_lib.analysis import training_analysis as results
+    from resdecay_lib.analysis import training_analysis
     assert (e.convention, e.rho, e.k_min, e.k_max) == ("seed", None, 3, 6)
-    assert e.reference == results.reference_exponent(3, 6, False)
+    assert e.reference == training_analysis.reference_exponent(3, 6, False)
 
 
 # ----------------------------------------------------------------------------- rho from the sums

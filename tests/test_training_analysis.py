@@ -6,7 +6,7 @@ import math
 import numpy as np
 import pytest
 
-from resdecay_lib.analysis import training_analysis as R
+from resdecay_lib.analysis import training_analysis
 from sweep_fixtures import stored_run, stored_sweep
 
 
@@ -17,18 +17,18 @@ def test_curvature_calls_a_power_law_straight_and_a_bend_bent():
     rng = np.random.default_rng(1)
     straight = np.array([k ** -1.0 * np.exp(0.01 * rng.standard_normal(16)) for _ in range(3)])
     bent = np.array([k ** -1.0 * np.exp(0.5 * np.log(k) ** 2 + 0.01 * rng.standard_normal(16)) for _ in range(3)])
-    assert R.curvature(straight, 2)["shape"] == "power law"
-    assert R.curvature(bent, 2)["shape"] == "bent"
+    assert training_analysis.curvature(straight, 2)["shape"] == "power law"
+    assert training_analysis.curvature(bent, 2)["shape"] == "bent"
     noisy = np.array([k ** -1.0 * np.exp(0.3 * rng.standard_normal(16)) for _ in range(3)])
-    assert R.curvature(noisy, 2)["shape"] in ("undetermined", "bent", "power law")
+    assert training_analysis.curvature(noisy, 2)["shape"] in ("undetermined", "bent", "power law")
 
 
 def test_rc_from_gram_of_independent_equal_summands_is_the_theorems():
     L = 12
     G = np.eye(L + 1)
-    r, c = R.rc_from_gram(G)
+    r, c = training_analysis.rc_from_gram(G)
     assert np.allclose(r, 1 / np.sqrt(np.arange(1, L + 1))) and np.allclose(c, 0)
-    p = R.predictions(G)
+    p = training_analysis.predictions(G)
     assert np.allclose(p["hetero"], p["theorem"]) and np.allclose(p["rc"], p["theorem"])
 
 
@@ -48,9 +48,9 @@ def _feedback_gram(L, a, b=1.0):
 
 def test_departure_finds_the_feedback_case_and_the_independent_case():
     rng = np.random.default_rng(0)
-    indep = R.departure([np.diag(np.exp(0.1 * rng.standard_normal(17))) for _ in range(3)])
+    indep = training_analysis.departure([np.diag(np.exp(0.1 * rng.standard_normal(17))) for _ in range(3)])
     assert any(n.startswith("independent") for n in indep["consistent_with"])
-    fb = R.departure([_feedback_gram(64, a) for a in (1.9, 2.0, 2.1)])
+    fb = training_analysis.departure([_feedback_gram(64, a) for a in (1.9, 2.0, 2.1)])
     assert fb["c_sign"] == 1
     assert not any(n.startswith("independent") for n in fb["consistent_with"])
 
@@ -60,7 +60,7 @@ def test_departure_finds_the_feedback_case_and_the_independent_case():
 def test_flags_name_outliers_and_unconverged_runs():
     sw = stored_sweep({("pre_ln", 4): [2.0, 2.01, 2.5], ("pre_ln", 8): [1.9, 1.91, 1.905]})
     sw.runs[("pre_ln", 8, 1)]["convergence"]["met"] = False
-    flags = R.flag_runs(sw)
+    flags = training_analysis.flag_runs(sw)
     assert set(flags) == {"pre_ln_L4_s2", "pre_ln_L8_s1"}
     assert "outlier" in flags["pre_ln_L4_s2"][0] and "not converged" in flags["pre_ln_L8_s1"][0]
 
@@ -68,8 +68,8 @@ def test_flags_name_outliers_and_unconverged_runs():
 def test_sweep_losses_keep_only_complete_kept_finite_cells():
     sw = stored_sweep({("pre_ln", 4): [2.0, 2.1, 2.2], ("pre_ln", 8): [1.9, 2.0, 2.1], ("pre_ln", 16): [1.8, 1.9, 2.0]})
     del sw.runs[("pre_ln", 16, 2)]
-    assert sw.losses("pre_ln", R.final_loss) == {4: [2.0, 2.1, 2.2], 8: [1.9, 2.0, 2.1]}
-    assert set(sw.losses("pre_ln", R.final_loss, exclude={"pre_ln_L8_s0"})) == {4}
+    assert sw.losses("pre_ln", training_analysis.final_loss) == {4: [2.0, 2.1, 2.2], 8: [1.9, 2.0, 2.1]}
+    assert set(sw.losses("pre_ln", training_analysis.final_loss, exclude={"pre_ln_L8_s0"})) == {4}
     assert sw.kept_by_seed("pre_ln", 8, {"pre_ln_L8_s1"}) == {0: 1.9, 2: 2.1}
 
 
@@ -87,13 +87,13 @@ def test_sweep_deepest_is_the_deepest_depth_of_at_least_four_with_enough_kept_se
 
 def test_correlation_and_error_shares():
     G = np.array([[4.0, 2.0], [2.0, 9.0]])
-    assert R.correlation(G) == pytest.approx(np.array([[1.0, 1 / 3], [1 / 3, 1.0]]))
+    assert training_analysis.correlation(G) == pytest.approx(np.array([[1.0, 1 / 3], [1 / 3, 1.0]]))
     errs = [{"theorem": 1.0, "hetero": 0.4, "rc": 0.1}, {"theorem": 2.0, "hetero": 1.0, "rc": 0.4},
             {"theorem": 1.0, "hetero": 0.5, "rc": 0.2}]
-    var, corr = R.error_shares(errs)
+    var, corr = training_analysis.error_shares(errs)
     assert var.mean == pytest.approx((0.6 + 0.5 + 0.5) / 3) and corr.mean == pytest.approx((0.3 + 0.3 + 0.3) / 3)
     with pytest.raises(ValueError, match="one per seed"):
-        R.error_shares(errs[:1])
+        training_analysis.error_shares(errs[:1])
 
 
 def test_choose_lr_takes_the_lowest_final_loss_and_skips_diverged(tmp_path):
@@ -105,7 +105,7 @@ def test_choose_lr_takes_the_lowest_final_loss_and_skips_diverged(tmp_path):
         r = {"status": "ok", "config": {"lr": lr}, "convergence": {"diverged": div},
              "final": {"val_loss": {"mean": loss}}}
         (out / f"pre_ln_L2_s0_lr{lr:g}.json").write_text(json.dumps(r))
-    got = R.choose_lr(spec, tmp_path)["pre_ln"]
+    got = training_analysis.choose_lr(spec, tmp_path)["pre_ln"]
     assert got["lr"] == 0.004 and got["losses"][0.002] is None
 
 
@@ -129,7 +129,7 @@ def test_two_stage_rechooses_only_a_choice_at_the_top_of_the_short_grid(tmp_path
     # the long pilot covers both, but only Peri-LN's short choice sits at the grid's top
     long_ = _pilot(tmp_path, "long", {"pre_ln": {0.001: 1.0, 0.002: 1.2},
                                       "peri_ln": {0.001: 1.1, 0.002: 1.3}}, 8)
-    got = R.choose_lr_two_stage(short, long_, tmp_path)
+    got = training_analysis.choose_lr_two_stage(short, long_, tmp_path)
     assert (got["pre_ln"]["lr"], got["pre_ln"]["stage"]) == (0.002, "short")
     assert (got["peri_ln"]["lr"], got["peri_ln"]["stage"]) == (0.001, "long")
     assert got["peri_ln"]["short"]["lr"] == 0.004
@@ -138,7 +138,7 @@ def test_two_stage_rechooses_only_a_choice_at_the_top_of_the_short_grid(tmp_path
 def test_two_stage_keeps_a_top_choice_the_long_pilot_does_not_cover(tmp_path):
     short = _pilot(tmp_path, "short", {"peri_ln": {0.001: 2.2, 0.004: 2.0}}, 4)
     long_ = _pilot(tmp_path, "long", {"pre_ln": {0.001: 1.0}}, 8)
-    got = R.choose_lr_two_stage(short, long_, tmp_path)["peri_ln"]
+    got = training_analysis.choose_lr_two_stage(short, long_, tmp_path)["peri_ln"]
     assert (got["lr"], got["stage"]) == (0.004, "short")
 
 
@@ -155,7 +155,7 @@ def _exponent_sweep(exponents_by_seed, steps, L=8, name="long"):
                                   "config": {"arch": "pre_ln"}, "checkpoints": ck}
     spec = {"name": name, "archs": ["pre_ln"], "seeds": list(range(len(exponents_by_seed))),
             "depths": {"pre_ln": [L]}, "plan": {"measure_steps": list(steps)}}
-    return R.Sweep(spec, runs)
+    return training_analysis.Sweep(spec, runs)
 
 
 REF = _exponent_sweep([[-0.9, -0.30], [-0.8, -0.20], [-0.85, -0.25]], [0, 3600])   # end spread sd 0.05
@@ -163,7 +163,7 @@ REF = _exponent_sweep([[-0.9, -0.30], [-0.8, -0.20], [-0.85, -0.25]], [0, 3600])
 
 def test_exponent_path_recovers_each_steps_exponent_with_an_interval_over_seeds():
     sw = _exponent_sweep([[-0.9, -0.5, -0.3], [-0.8, -0.4, -0.2], [-0.7, -0.3, -0.1]], [0, 6000, 10800])
-    path = R.exponent_path(sw, "pre_ln", 8)
+    path = training_analysis.exponent_path(sw, "pre_ln", 8)
     assert sorted(path) == [0, 6000, 10800]
     assert [round(path[s].mean, 6) for s in sorted(path)] == [-0.8, -0.4, -0.2]
     assert path[0].n == 3 and path[0].lo < -0.8 < path[0].hi
@@ -171,7 +171,7 @@ def test_exponent_path_recovers_each_steps_exponent_with_an_interval_over_seeds(
 
 def test_settling_calls_a_paired_change_inside_the_end_spread_settled():
     sw = _exponent_sweep([[-0.30, -0.29], [-0.20, -0.195], [-0.25, -0.24]], [6000, 10800])
-    s = R.settling(sw, REF, "pre_ln", 8)
+    s = training_analysis.settling(sw, REF, "pre_ln", 8)
     assert s.margin == pytest.approx(0.05)
     assert s.verdict == "settled"
     assert s.change.mean == pytest.approx((0.01 + 0.005 + 0.01) / 3)
@@ -180,18 +180,18 @@ def test_settling_calls_a_paired_change_inside_the_end_spread_settled():
 def test_settling_calls_a_consistent_rise_larger_than_the_spread_rising_and_a_fall_falling():
     up = _exponent_sweep([[-0.30, -0.10], [-0.20, -0.01], [-0.25, -0.04]], [6000, 10800])
     down = _exponent_sweep([[-0.10, -0.30], [-0.01, -0.20], [-0.04, -0.25]], [6000, 10800])
-    assert R.settling(up, REF, "pre_ln", 8).verdict == "rising"
-    assert R.settling(down, REF, "pre_ln", 8).verdict == "falling"
+    assert training_analysis.settling(up, REF, "pre_ln", 8).verdict == "rising"
+    assert training_analysis.settling(down, REF, "pre_ln", 8).verdict == "falling"
 
 
 def test_settling_leaves_scattered_changes_undetermined():
     sw = _exponent_sweep([[-0.30, -0.10], [-0.20, -0.40], [-0.25, -0.20]], [6000, 10800])
-    assert R.settling(sw, REF, "pre_ln", 8).verdict == "undetermined"
+    assert training_analysis.settling(sw, REF, "pre_ln", 8).verdict == "undetermined"
 
 
 def test_settling_compares_the_end_of_one_schedule_with_the_end_of_the_other():
     sw = _exponent_sweep([[-0.30, 0.00], [-0.20, 0.10], [-0.25, 0.05]], [6000, 10800])
-    s = R.settling(sw, REF, "pre_ln", 8)
+    s = training_analysis.settling(sw, REF, "pre_ln", 8)
     assert s.end_diff == pytest.approx(0.05 - (-0.25))
     assert s.end_lo < s.end_diff < s.end_hi
 
@@ -199,9 +199,9 @@ def test_settling_compares_the_end_of_one_schedule_with_the_end_of_the_other():
 def test_settling_rejects_steps_the_sweep_does_not_measure_and_too_few_runs():
     sw = _exponent_sweep([[-0.3, -0.2], [-0.2, -0.1], [-0.25, -0.15]], [6000, 10800])
     with pytest.raises(ValueError, match="steps"):
-        R.settling(sw, REF, "pre_ln", 8, steps=(6000, 9000))
+        training_analysis.settling(sw, REF, "pre_ln", 8, steps=(6000, 9000))
     with pytest.raises(ValueError, match="steps"):
-        R.settling(sw, REF, "pre_ln", 8, steps=(10800, 6000))
+        training_analysis.settling(sw, REF, "pre_ln", 8, steps=(10800, 6000))
     two = _exponent_sweep([[-0.3, -0.2], [-0.2, -0.1]], [6000, 10800])
-    with pytest.raises(R.TooFewSeeds):
-        R.settling(two, REF, "pre_ln", 8)
+    with pytest.raises(training_analysis.TooFewSeeds):
+        training_analysis.settling(two, REF, "pre_ln", 8)

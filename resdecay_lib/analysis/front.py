@@ -59,7 +59,7 @@ from ..stats import inference as stats
 from ..stats.exponents import FRONT_BLOCKS, TAIL_BLOCKS
 from ..stats.fit import loglog_slope
 from ..training.store import code_version, write_json_atomic
-from . import training_analysis as results
+from . import training_analysis
 
 __all__ = ["FRONT_BLOCKS", "TAIL_BLOCKS", "MODELS", "WINDOWS", "PREDICT_DEPTHS", "BlockProfile",
            "block_profile", "model_curve", "window", "local_slope", "ShiftedLaw", "shifted_law",
@@ -118,7 +118,7 @@ class BlockProfile:
 def block_profile(G, front: int = FRONT_BLOCKS, tail: int = TAIL_BLOCKS) -> BlockProfile:
     """:class:`BlockProfile` of a Gram matrix of the summands (embedding first, then blocks 1..L).
 
-    r_k, c_k come from the Gram (``results.rc_from_gram``: the stream entering block k,
+    r_k, c_k come from the Gram (``training_analysis.rc_from_gram``: the stream entering block k,
     V_k = sum of G_ij over i, j < k; r_k = sqrt(G_kk / V_k); c_k = sum_{i<k} G_ik / sqrt(V_k G_kk)).
     Needs at least two bulk blocks: L >= front + tail + 2.
     """
@@ -362,13 +362,13 @@ def write_predictions(path, root=".", sweep_file="configs/train_long.toml", arch
     """Compute :func:`predict` from the stored runs ``arch`` at depth ``L`` of ``seeds`` (their
     final step) and write it to ``path`` as JSON (atomically), with the declarations, the
     source runs and their code versions, this code's version and the time (UTC)."""
-    sw = results.Sweep.load(sweep_file, root=root)
+    sw = training_analysis.Sweep.load(sweep_file, root=root)
     step = sw.measure_steps[-1]
     runs = [r for r in sw.cell(arch, L) if r["seed"] in seeds]
     if sorted(r["seed"] for r in runs) != sorted(seeds):
         raise ValueError(f"{arch} at L = {L}: stored seeds {sorted(r['seed'] for r in runs)}, need {sorted(seeds)}")
-    grams = {r["name"]: results.gram_at(r, step) for r in runs}
-    measured = {r["name"]: results.omega_per_sequence(r, step).mean(0) for r in runs}
+    grams = {r["name"]: training_analysis.gram_at(r, step) for r in runs}
+    measured = {r["name"]: training_analysis.omega_per_sequence(r, step).mean(0) for r in runs}
     out = {"what": "predictions of trained Pre-LN's per-layer change past depth 24, "
                    "written before any deeper run; resdecay_lib.analysis.front",
            "written_utc": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),

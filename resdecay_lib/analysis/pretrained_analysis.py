@@ -27,7 +27,7 @@ from . import pruning
 from ..stats import fit
 from ..nn import pretrained
 from ..nn import probe
-from . import training_analysis as results
+from . import training_analysis
 from ..stats import inference as stats
 from ..checks import Name, PathArg, accepts, check_in_file, check_int, one_line, path_kind, show
 from ..stats.exponents import FRONT_BLOCKS, TAIL_BLOCKS
@@ -289,10 +289,10 @@ def exponent_report(per_sequence, gram, level: float = 0.95, n_boot: int = 2000,
     L = y.shape[1]
     k = np.arange(1, L + 1)
     fits = {m: fit.power_law(k, y, k_min=m, n_boot=n_boot, level=level, seed=seed) for m in K_MINS}
-    r = results.rho(gram)
-    emb = results.convention(r)
-    ref = {m: results.reference_exponent(m, L, emb) for m in K_MINS}
-    return ExponentReport(fits, results.curvature(y, K_MINS[0], level), r, emb, ref)
+    r = training_analysis.rho(gram)
+    emb = training_analysis.convention(r)
+    ref = {m: training_analysis.reference_exponent(m, L, emb) for m in K_MINS}
+    return ExponentReport(fits, training_analysis.curvature(y, K_MINS[0], level), r, emb, ref)
 
 
 def norm_growth(norm_per_sequence, k_min: int = 2, level: float = 0.95) -> stats.TInterval:

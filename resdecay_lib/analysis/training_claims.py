@@ -31,7 +31,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from ..book import evidence as E
-from . import depth_analysis, training_analysis as R
+from . import depth_analysis, training_analysis
 from ..checks import check_items
 from ..stats import inference as stats
 
@@ -65,25 +65,25 @@ def _iv_se(values, level) -> dict:
     return {"value": iv.mean, "lo": iv.lo, "hi": iv.hi, "se": iv.se}
 
 
-def exponent_evidence(sweep: R.Sweep) -> dict:
+def exponent_evidence(sweep: training_analysis.Sweep) -> dict:
     """Chapter 7's seed-set evidence on ``sweep`` (one seed set): the Pre-LN exponents at step 0
     and at the end (L = :data:`TRAINED_L`, k = 2..L, t intervals over the kept seeds, with the
     fit-start shifts and matched references), the order-free split of the exponent shift, the
     block-variance exponent, and the worst deep Pre-LN loss (every run)."""
     _check_not_empty(sweep)
-    converged = [r for r in sweep.cell("pre_ln", TRAINED_L) if R.run_status(r) == "ok"
-                 and not R.run_field(r, "convergence", "diverged") and R.run_field(r, "convergence", "met")]
+    converged = [r for r in sweep.cell("pre_ln", TRAINED_L) if training_analysis.run_status(r) == "ok"
+                 and not training_analysis.run_field(r, "convergence", "diverged") and training_analysis.run_field(r, "convergence", "met")]
     if not converged:
         raise ValueError(f"sweep {sweep.name} has no converged run of pre_ln at L = {TRAINED_L} "
                          f"({_stored(sweep)}): no exponent to fit, which is not too few seeds")
-    flags = R.flag_runs(sweep)
+    flags = training_analysis.flag_runs(sweep)
     excluded = set(flags)
     final = sweep.measure_steps[-1]
     L = TRAINED_L
     out = {}
-    deep = [R.final_loss(r) for d in sweep.depths("pre_ln") if d >= DEPTH_MIN for r in sweep.cell("pre_ln", d)]
+    deep = [training_analysis.final_loss(r) for d in sweep.depths("pre_ln") if d >= DEPTH_MIN for r in sweep.cell("pre_ln", d)]
     out[E.PRE_LN_WORST_LOSS_DEEP] = {"value": max(deep) if deep else NAN}
-    cell = [r for r in sweep.cell("pre_ln", L, excluded) if R.run_status(r) == "ok"]
+    cell = [r for r in sweep.cell("pre_ln", L, excluded) if training_analysis.run_status(r) == "ok"]
     n = len(cell)
     out[E.EXP_N_SEEDS] = {"value": float(n)}
     out[E.EXP_T_DF] = {"value": float(n - 1) if n >= 3 else NAN}
@@ -99,24 +99,24 @@ def exponent_evidence(sweep: R.Sweep) -> dict:
         return out
     for step, exp_e, ref_e, shift_e in ((final, E.TRAINED_EXP_PRE_LN, E.TRAINED_REF_PRE_LN, E.TRAINED_FITSTART_SHIFT_PRE_LN),
                                         (0, E.INIT_EXP_TRAINEDRUNS_PRE_LN, E.INIT_REF_PRE_LN, E.INIT_FITSTART_SHIFT_PRE_LN)):
-        fits = {km: R.exponent_fit(sweep, "pre_ln", L, step, km, excluded) for km in (2, 3, 4)}
+        fits = {km: training_analysis.exponent_fit(sweep, "pre_ln", L, step, km, excluded) for km in (2, 3, 4)}
         f = fits[2]
         out[exp_e] = {"value": f.interval.mean, "lo": f.interval.lo, "hi": f.interval.hi, "se": f.interval.se}
         out[ref_e] = {"value": f.reference}
         out[shift_e] = {"value": max(abs(fits[km].interval.mean - f.interval.mean) for km in (3, 4))}
-    emb = R.exponent_fit(sweep, "pre_ln", L, final, 2, excluded).embedding_counted
-    splits = [R.exponent_split(R.gram_at(r, final), R.omega_per_sequence(r, final).mean(0), emb) for r in cell]
+    emb = training_analysis.exponent_fit(sweep, "pre_ln", L, final, 2, excluded).embedding_counted
+    splits = [training_analysis.exponent_split(training_analysis.gram_at(r, final), training_analysis.omega_per_sequence(r, final).mean(0), emb) for r in cell]
     out[E.SPLIT_CORR_SHARE] = _iv([s["corr_share"] for s in splits], 0.95)
     for e, key in ((E.SPLIT_EXP_THEOREM, "exp_theorem"), (E.SPLIT_EXP_HETERO, "exp_hetero"),
                    (E.SPLIT_EXP_CORR, "exp_corr"), (E.SPLIT_EXP_FULL, "exp_full"),
                    (E.SPLIT_EXP_MEASURED, "exp_measured")):
         out[e] = {"value": float(np.mean([s[key] for s in splits]))}
-    out[E.VAR_EXP_TOY] = _iv([R.block_variance_exponent(R.gram_at(r, final)) for r in cell], 1 - 0.05 / 3)
+    out[E.VAR_EXP_TOY] = _iv([training_analysis.block_variance_exponent(training_analysis.gram_at(r, final)) for r in cell], 1 - 0.05 / 3)
     return out
 
 
 def _check_not_empty(sweep) -> None:
-    R.check_sweep(sweep)
+    training_analysis.check_sweep(sweep)
     if not sweep.runs:
         raise ValueError(f"sweep {sweep.name} (seeds {sweep.seeds}) holds no stored run: no evidence can be "
                          f"computed (was it loaded from the folder that holds its results/?)")
@@ -125,31 +125,31 @@ def _check_not_empty(sweep) -> None:
 def _stored(sweep) -> str:
     cell = [r for s in sweep.seeds if (r := sweep.runs.get(("pre_ln", TRAINED_L, s))) is not None]
     return ("none of its seeds is stored there" if not cell else
-            "stored: " + ", ".join(f"{R.run_field(r, 'name')} {R.run_status(r)}" for r in cell))
+            "stored: " + ", ".join(f"{training_analysis.run_field(r, 'name')} {training_analysis.run_status(r)}" for r in cell))
 
 
 def _check_deep_runs(deep_runs) -> list:
     return check_items("deep_runs", deep_runs, Mapping, "a stored run result (a dict)")
 
 
-def depth_points(sweep: R.Sweep, deep_runs=()) -> list[tuple[int, float, str]]:
+def depth_points(sweep: training_analysis.Sweep, deep_runs=()) -> list[tuple[int, float, str]]:
     """(depth, final loss, run name) of every finished Pre-LN run at depth >= :data:`DEPTH_MIN`
     trained at :data:`LADDER_LR`: the sweep's, then ``deep_runs`` (stored run dicts of deeper
     Pre-LN runs) whose seed is one of the sweep's."""
-    R.check_sweep(sweep)
+    training_analysis.check_sweep(sweep)
     deep_runs = _check_deep_runs(deep_runs)
     pts = []
     runs = [r for d in sweep.depths("pre_ln") if d >= DEPTH_MIN for r in sweep.cell("pre_ln", d)]
-    runs += [r for r in deep_runs if R.run_field(r, "seed", name="deep_runs[]") in sweep.seeds
-             and R.run_field(r, "config", "arch", name="deep_runs[]") == "pre_ln"]
+    runs += [r for r in deep_runs if training_analysis.run_field(r, "seed", name="deep_runs[]") in sweep.seeds
+             and training_analysis.run_field(r, "config", "arch", name="deep_runs[]") == "pre_ln"]
     for r in runs:
-        if R.run_status(r) == "ok" and math.isclose(R.run_field(r, "config", "lr"), LADDER_LR) \
-                and R.run_field(r, "config", "n_layer") >= DEPTH_MIN:
-            pts.append((int(r["config"]["n_layer"]), R.final_loss(r), r["name"]))
+        if training_analysis.run_status(r) == "ok" and math.isclose(training_analysis.run_field(r, "config", "lr"), LADDER_LR) \
+                and training_analysis.run_field(r, "config", "n_layer") >= DEPTH_MIN:
+            pts.append((int(r["config"]["n_layer"]), training_analysis.final_loss(r), r["name"]))
     return pts
 
 
-def cost_evidence(sweep: R.Sweep, deep_runs=()) -> dict:
+def cost_evidence(sweep: training_analysis.Sweep, deep_runs=()) -> dict:
     """Chapter 8's seed-set evidence on ``sweep`` (one seed set), every finished run: the
     later-half over earlier-half removal cost at L = :data:`TRAINED_L` (t interval over seeds of
     its log) and the theorem's ratio; the slope of the final loss on log2 depth over
@@ -160,19 +160,19 @@ def cost_evidence(sweep: R.Sweep, deep_runs=()) -> dict:
     _check_deep_runs(deep_runs)
     out = {}
     final = sweep.measure_steps[-1]
-    cell = [r for r in sweep.cell("pre_ln", TRAINED_L) if R.run_status(r) == "ok"]
+    cell = [r for r in sweep.cell("pre_ln", TRAINED_L) if training_analysis.run_status(r) == "ok"]
     if not cell:
         raise ValueError(f"sweep {sweep.name} has no finished run of pre_ln at L = {TRAINED_L} "
                          f"({_stored(sweep)}): no removal cost to read, which is not too few seeds")
-    logs = [math.log(R.half_ratio(depth_analysis.ablation(r)[0])) for r in cell]
+    logs = [math.log(training_analysis.half_ratio(depth_analysis.ablation(r)[0])) for r in cell]
     if len(logs) >= 3:
         iv = stats.t_interval(logs, 0.95)
         out[E.HALF_RATIO_TOY] = {"value": math.exp(iv.mean), "lo": math.exp(iv.lo), "hi": math.exp(iv.hi)}
     else:
         out[E.HALF_RATIO_TOY] = {"value": NAN, "lo": NAN, "hi": NAN}
     if cell:
-        rho = float(np.mean([R.rho(R.gram_at(r, final)) for r in cell]))
-        out[E.HALF_RATIO_REF_TOY] = {"value": R.theorem_half_ratio(TRAINED_L, R.convention(rho))}
+        rho = float(np.mean([training_analysis.rho(training_analysis.gram_at(r, final)) for r in cell]))
+        out[E.HALF_RATIO_REF_TOY] = {"value": training_analysis.theorem_half_ratio(TRAINED_L, training_analysis.convention(rho))}
     else:
         out[E.HALF_RATIO_REF_TOY] = {"value": NAN}
     level = 1 - 0.05 / 4

@@ -22,7 +22,7 @@ import json
 import sys
 
 from ..checks import check_in_file, cli_int, one_line, show
-from ..training.config import TrainConfig
+from ..training.plan import TrainConfig
 from ..training.runs import K_MIN, LEVEL, exponent_lines, part_read, stored_exponent
 from ..training.store import RESULT_STATUSES
 

@@ -1,7 +1,7 @@
 """The ``train`` command: one model trained, measured through training, its result written.
 
 ``resdecay train [--OPTION VALUE ...] [--checkpoint FILE] [--out FILE]`` builds a
-:class:`~resdecay_lib.training.config.TrainConfig` from one option per field (``--help`` lists
+:class:`~resdecay_lib.training.plan.TrainConfig` from one option per field (``--help`` lists
 each one's valid values and default, and the placements ``--arch`` takes), runs it with
 :func:`resdecay_lib.training.runs.run_result`, writes the result JSON atomically (to ``--out``,
 by default ``runs/<run name>.json`` under the current folder) and prints the final validation
@@ -24,7 +24,7 @@ from pathlib import Path
 
 from ..checks import check_out_file
 from ..nn.device import resolve_device
-from ..training.config import TrainConfig
+from ..training.plan import TrainConfig
 from ..training.runs import K_MIN, LEVEL, exponent_lines, part_read, run_result, stored_exponent
 from ..training.store import write_json_atomic
 from ..training.train import CheckpointMismatch, CheckpointUnreadable, ForeignCheckpoint, discard_checkpoint

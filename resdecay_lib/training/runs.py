@@ -1,6 +1,6 @@
 """One training run, measured through training: what Chapters 7 and 8 read.
 
-:func:`run_result` trains one :class:`~resdecay_lib.training.config.TrainConfig` and measures it at
+:func:`run_result` trains one :class:`~resdecay_lib.training.plan.TrainConfig` and measures it at
 the checkpoints of a :class:`RunPlan`: at each measured step (log-spaced from step 0 to
 the end) the per-layer change metrics and the Gram matrix of the stream's summands
 (:func:`resdecay_lib.nn.probe.measure_zoo`) and the validation loss; at each evaluated step
@@ -40,7 +40,7 @@ from ..nn.device import manual_seed_all, pin_threads, resolve_device
 from ..nn.evaluation import ablation_losses, evaluate, sig
 from ..nn.metrics import LayerChange
 from ..nn.probe import Exponent, exponent, measure_zoo
-from .config import RunPlan, TrainConfig
+from .plan import RunPlan, TrainConfig
 from .store import code_version, library_versions, machine
 from .train import NonFiniteLoss, prepare_checkpoint, train
 

@@ -41,7 +41,7 @@ from .. import __version__
 from ..checks import (ArgumentTypeError, DeviceName, Instance, Name, PathArg, accepts, check_in_file, check_out_dir,
                       check_out_file, one_line, show)
 from ..nn.config import ARCH_NAMES, GPTConfig, validate_config
-from .config import RunPlan, TrainConfig
+from .plan import RunPlan, TrainConfig
 from .engines import check_slurm
 
 __all__ = ["SPEC_KEYS", "STALE_AFTER_S", "SweepSpec", "load_sweep", "sweep_runs", "run_id", "result_path",
@@ -171,7 +171,7 @@ def load_sweep(path_or_dict) -> SweepSpec:
 
 @accepts(spec=_SPEC)
 def plan_of(spec) -> RunPlan:
-    """The sweep's measurement plan, a :class:`~resdecay_lib.training.config.RunPlan`."""
+    """The sweep's measurement plan, a :class:`~resdecay_lib.training.plan.RunPlan`."""
     if not isinstance(spec.get("plan", {}), dict):
         raise ValueError(f"spec's plan must be a table of RunPlan fields, got {show(spec.get('plan'))}")
     p = dict(spec.get("plan", {}))
@@ -316,7 +316,7 @@ def _result_problem(res, cfg: TrainConfig | None = None) -> str | None:
 
     Checked, because a sweep counts a result that reads as done and the analysis reads these
     fields: a dict; ``status`` one of :data:`RESULT_STATUSES`; ``config`` a dict of exactly the
-    :class:`~resdecay_lib.training.config.TrainConfig` fields, each inside its domain (and equal to
+    :class:`~resdecay_lib.training.plan.TrainConfig` fields, each inside its domain (and equal to
     ``cfg``'s when given); ``name`` a str; ``val_curve`` and ``checkpoints`` lists of records
     with an integer ``step`` (a curve's ``mean`` finite or null, as a diverged run writes it);
     for "ok", ``final.val_loss.mean`` a finite number and ``final.val_loss.se`` a finite

@@ -3,7 +3,7 @@
 A sweep file names the output folder, the placements, the depths (one list for all, or
 one per placement), the seeds, the shared ``[base]`` configuration, per-placement
 overrides (``[arch.<name>]``, e.g. the learning rate a pilot chose) and the measurement
-``[plan]`` (:class:`resdecay_lib.training.config.RunPlan`). :func:`load_sweep` validates it whole,
+``[plan]`` (:class:`resdecay_lib.training.plan.RunPlan`). :func:`load_sweep` validates it whole,
 before any work starts, naming the key and the valid keys on any error.
 
 The store (one folder, :mod:`resdecay_lib.training.store`): each run writes
@@ -47,7 +47,7 @@ from pathlib import Path
 
 from ..checks import Callable, Flag, Instance, OneOf, PathArg, Text, accepts, check_out_dir, one_line
 from ..nn.device import cache_dir
-from .config import TrainConfig
+from .plan import TrainConfig
 from .data import CorpusUnavailable, cache_folder, shakespeare_text
 from .runs import run_result
 from .store import (SweepSpec, claim, code_version, load_sweep, plan_of, read_result, release, result_path, run_id,

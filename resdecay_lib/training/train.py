@@ -53,7 +53,7 @@ from ..checks import (Callable, DeviceName, Flag, Instance, Int, Ints, OneOf, Pa
 from .data import load_corpus, train_batch
 from ..nn.device import manual_seed_all, pin_threads, resolve_device
 from ..nn.models import check_token_ids, next_token_loss, vocab_size_of
-from .config import TrainConfig
+from .plan import TrainConfig
 from .store import pid_alive, replacing
 
 __all__ = ["NonFiniteLoss", "CheckpointUnreadable", "CheckpointMismatch", "TrainState", "lr_factor",

@@ -37,7 +37,7 @@ from ...stats.exponents import FRONT_BLOCKS
 from ...training import baselines, data, runs
 from ...training.store import load_sweep, plan_of, read_result
 from .. import recheck
-from .. import training_analysis as R
+from .. import training_analysis
 from .. import training_claims as T
 
 __all__ = ["TrainingResult", "SeedSetGlues", "FailedRun", "chapter", "SEED_SET_NAMES",
@@ -82,7 +82,7 @@ def comparison_words(a: stats.TInterval, b: stats.TInterval) -> Words:
     """How exponent ``b`` stands to exponent ``a`` read from their intervals
     (``training_analysis.compare_exponents``): "steeper" (b's interval wholly below a's),
     "flatter" (wholly above) or "not distinguishable"."""
-    return Words(R.compare_exponents(a, b))
+    return Words(training_analysis.compare_exponents(a, b))
 
 
 def convention_words(embedding_counted: bool) -> Words:
@@ -447,7 +447,7 @@ class TrainingResult:
             "pilot_long_depth": self.pilot_long["depths"]["peri_ln"][0],
             "pilot_long_n_rates": len(self.pilot_long["lrs"]),
             "conv_tol_pct": round(100 * runs.CONVERGENCE_TOL), "conv_window_pct": round(100 * runs.CONVERGENCE_WINDOW),
-            "outlier_z": R.OUTLIER_Z, "trained_gap": ledger.TRAINED_GAP,
+            "outlier_z": training_analysis.OUTLIER_Z, "trained_gap": ledger.TRAINED_GAP,
             # baselines
             "ngram_alpha": baselines.ALPHA,
             "ev_unigram_loss": EvidenceGlue(self.ngram[1], digits=3),
@@ -470,7 +470,7 @@ class TrainingResult:
             "far_from_pre_ln": far_from_pre_ln_words(far),
             "live_step": self.steps[1],
             # the exponent through training
-            "L_max": self.L_max, "drift_margin": R.DRIFT_MARGIN, "n_seeds": len(self.seeds),
+            "L_max": self.L_max, "drift_margin": training_analysis.DRIFT_MARGIN, "n_seeds": len(self.seeds),
             "exponent_table": exponent_table(self.fits, self.start_shift),
             "pre_exp_init": round(float(pre[0].interval.mean), 2),
             "pre_exp_150": round(float(pre[150].interval.mean), 2),
@@ -557,7 +557,7 @@ def _failed_run(root: Path, sweep, chosen: dict) -> FailedRun:
     if kept:
         curves[f"{NAMES[fa]}, L = {fL}, seed {fs}, lr {chosen[fa]['lr']:g}"] = _curve(kept)
     return FailedRun(failed["name"], fa, fL, fs, failed["config"]["lr"], mid["step"], mid["mean"],
-                     R.final_loss(failed), chosen[fa]["lr"], R.final_loss(kept) if kept else math.nan, curves)
+                     training_analysis.final_loss(failed), chosen[fa]["lr"], training_analysis.final_loss(kept) if kept else math.nan, curves)
 
 
 def chapter(root, live: bool = True) -> TrainingResult:
@@ -568,8 +568,8 @@ def chapter(root, live: bool = True) -> TrainingResult:
     training each); without it ``rechecks`` is empty.
     """
     root = Path(root)
-    sweep = R.Sweep.load(root / "configs" / "train_long.toml", root)
-    flags = R.flag_runs(sweep)
+    sweep = training_analysis.Sweep.load(root / "configs" / "train_long.toml", root)
+    flags = training_analysis.flag_runs(sweep)
     excluded = set(flags)
     STEPS = sweep.measure_steps
     FINAL = STEPS[-1]
@@ -578,7 +578,7 @@ def chapter(root, live: bool = True) -> TrainingResult:
     pilot_long = load_sweep(root / "configs" / "train_long_pilot_peri.toml")
     corpus = data.load_corpus("shakespeare")
     ngram = baselines.ngram_losses(corpus, orders=NGRAM_ORDERS)
-    chosen = R.choose_lr_two_stage(root / "configs" / "train_long_pilot.toml",
+    chosen = training_analysis.choose_lr_two_stage(root / "configs" / "train_long_pilot.toml",
                                    root / "configs" / "train_long_pilot_peri.toml", root)
 
     # every run, its flags and its loss (every finished run counts for the loss: not a fit)
@@ -590,7 +590,7 @@ def chapter(root, live: bool = True) -> TrainingResult:
                     v = r["final"]["val_loss"] if r["status"] == "ok" else {"mean": math.nan, "se": math.nan}
                     flagged_rows.append((r["name"], v["mean"], v["se"], r.get("convergence", {}).get("improvement"),
                                          tuple(flags[r["name"]])))
-    cell_loss = {(a, L): np.array([R.final_loss(r) for r in sweep.cell(a, L) if r["status"] == "ok"])
+    cell_loss = {(a, L): np.array([training_analysis.final_loss(r) for r in sweep.cell(a, L) if r["status"] == "ok"])
                  for a in archs for L in sweep.depths(a)}
     n_kept = {(a, L): len(sweep.cell(a, L, excluded)) for a in archs for L in sweep.depths(a)}
     deep_pre_ln = tuple((r["name"], r["final"]["val_loss"]["mean"], r["final"]["val_loss"]["se"])
@@ -616,12 +616,12 @@ def chapter(root, live: bool = True) -> TrainingResult:
             too_few[a] = "no depth >= 4 has three kept seeds"
             continue
         try:
-            fits[a] = [R.exponent_fit(sweep, a, L, st, 2, excluded) for st in STEPS]
+            fits[a] = [training_analysis.exponent_fit(sweep, a, L, st, 2, excluded) for st in STEPS]
             for st, f in zip(STEPS, fits[a]):
-                start_shift[(a, st)] = max((abs(R.exponent_fit(sweep, a, L, st, km, excluded).interval.mean
+                start_shift[(a, st)] = max((abs(training_analysis.exponent_fit(sweep, a, L, st, km, excluded).interval.mean
                                                 - f.interval.mean) for km in (3, 4) if km + 2 <= L),
                                            default=float("nan"))
-        except R.TooFewSeeds as exc:
+        except training_analysis.TooFewSeeds as exc:
             fits.pop(a, None)
             too_few[a] = str(exc)
     rows = {f"{NAMES[a]}, L = {L_FIT[a]}": [(f.step, f.interval.mean, f.interval.lo, f.interval.hi, f.reference)
@@ -632,23 +632,23 @@ def chapter(root, live: bool = True) -> TrainingResult:
         if L3 is not None:
             rows[f"{NAMES[a]}, L = {L3}, not-converged put back"] = [
                 (f.step, f.interval.mean, f.interval.lo, f.interval.hi, f.reference)
-                for f in (R.exponent_fit(sweep, a, L3, st, 2, loose) for st in STEPS)]
-    pre = {st: R.exponent_fit(sweep, "pre_ln", L_MAX, st, 2, excluded) for st in STEPS}
+                for f in (training_analysis.exponent_fit(sweep, a, L3, st, 2, loose) for st in STEPS)]
+    pre = {st: training_analysis.exponent_fit(sweep, "pre_ln", L_MAX, st, 2, excluded) for st in STEPS}
     starts = [km for km in (2, 3, 4) if L_MAX - km + 1 >= 3]   # a fit needs three blocks
-    sens = {(st, km): R.exponent_fit(sweep, "pre_ln", L_MAX, st, km, excluded) for st in (0, FINAL) for km in starts}
+    sens = {(st, km): training_analysis.exponent_fit(sweep, "pre_ln", L_MAX, st, km, excluded) for st in (0, FINAL) for km in starts}
     back = {}
     for a in archs:
         L3 = sweep.deepest(a, loose)
         if L3 is not None:
-            back[a] = (L3, {st: R.exponent_fit(sweep, a, L3, st, 2, loose) for st in STEPS})
+            back[a] = (L3, {st: training_analysis.exponent_fit(sweep, a, L3, st, 2, loose) for st in STEPS})
 
     # the per-layer change at each placement's deepest depth, against the theorem in both conventions
     deep = {a: max(L for L in sweep.depths(a) if len(sweep.cell(a, L, excluded)) >= 1) for a in archs
             if any(sweep.cell(a, L, excluded) for L in sweep.depths(a))}
     L_PLOT = max(deep.values())
     shown = (0, STEPS[3], FINAL)
-    rho_at = {st: np.mean([R.rho(R.gram_at(r, st)) for r in sweep.cell("pre_ln", L_MAX, excluded)]) for st in shown}
-    chooses = {ec: [st for st, v in rho_at.items() if R.convention(v) == ec] for ec in (True, False)}
+    rho_at = {st: np.mean([training_analysis.rho(training_analysis.gram_at(r, st)) for r in sweep.cell("pre_ln", L_MAX, excluded)]) for st in shown}
+    chooses = {ec: [st for st, v in rho_at.items() if training_analysis.convention(v) == ec] for ec in (True, False)}
     th = {f"theorem, embedding-counted (Pre-LN's rho chooses it at steps {chooses[True] or 'none'})":
           np.array([theory.omega_sq(k, embedding_counted=True) for k in range(1, L_PLOT + 1)], float),
           f"theorem, seed convention (at steps {chooses[False] or 'none'})":
@@ -657,20 +657,20 @@ def chapter(root, live: bool = True) -> TrainingResult:
     for a, L in deep.items():
         cc[a] = {}
         for st in shown:
-            y = np.concatenate([R.omega_per_sequence(r, st) for r in sweep.cell(a, L, excluded)])
+            y = np.concatenate([training_analysis.omega_per_sequence(r, st) for r in sweep.cell(a, L, excluded)])
             pad = (0, L_PLOT - L)
             cc[a][f"step {st}, L = {L}"] = (np.pad(y.mean(0), pad, constant_values=np.nan),
                                             np.pad(y.std(0, ddof=1) / np.sqrt(len(y)), pad, constant_values=np.nan))
 
     # the independence assumption, on the kept Pre-LN runs at L_MAX
     cellmax = sweep.cell("pre_ln", L_MAX, excluded)
-    mac = {st: np.array([R.mean_abs_block_corr(R.gram_at(r, st)) for r in cellmax]) for st in (0, FINAL)}
-    maps = {f"Pre-LN, L = {L_MAX}, step {st}": R.correlation(R.gram_at(cellmax[0], st)) for st in (0, FINAL)}
-    errs = {st: [R.prediction_log_errors(R.gram_at(r, st), R.omega_per_sequence(r, st).mean(0)) for r in cellmax]
+    mac = {st: np.array([training_analysis.mean_abs_block_corr(training_analysis.gram_at(r, st)) for r in cellmax]) for st in (0, FINAL)}
+    maps = {f"Pre-LN, L = {L_MAX}, step {st}": training_analysis.correlation(training_analysis.gram_at(cellmax[0], st)) for st in (0, FINAL)}
+    errs = {st: [training_analysis.prediction_log_errors(training_analysis.gram_at(r, st), training_analysis.omega_per_sequence(r, st).mean(0)) for r in cellmax]
             for st in (0, FINAL)}
-    iv_var, iv_corr = R.error_shares(errs[FINAL])
+    iv_var, iv_corr = training_analysis.error_shares(errs[FINAL])
     emb_final = pre[FINAL].embedding_counted
-    splits = tuple(R.exponent_split(R.gram_at(r, FINAL), R.omega_per_sequence(r, FINAL).mean(0), emb_final)
+    splits = tuple(training_analysis.exponent_split(training_analysis.gram_at(r, FINAL), training_analysis.omega_per_sequence(r, FINAL).mean(0), emb_final)
                    for r in cellmax)
     dep_rows, dep = [], {}
     for a in archs:
@@ -680,20 +680,20 @@ def chapter(root, live: bool = True) -> TrainingResult:
             continue
         for st in (0, FINAL):
             try:
-                dep[(a, st)] = R.departure([R.gram_at(r, st) for r in sweep.cell(a, L, excluded)])
+                dep[(a, st)] = training_analysis.departure([training_analysis.gram_at(r, st) for r in sweep.cell(a, L, excluded)])
                 dep_rows.append((NAMES[a], L, st, dep[(a, st)]))
-            except R.TooFewSeeds as exc:
+            except training_analysis.TooFewSeeds as exc:
                 dep_rows.append((NAMES[a], L, st, f"no interval ({exc})"))
-    var_slopes = {name: [R.block_variance_exponent(R.gram_at(r, FINAL), **kw) for r in cellmax]
+    var_slopes = {name: [training_analysis.block_variance_exponent(training_analysis.gram_at(r, FINAL), **kw) for r in cellmax]
                   for name, kw in VAR_SLOPE_RANGES}
     prof = {}
     for st in (0, FINAL):
-        G = R.gram_at(cellmax[0], st)
-        r, c = R.rc_from_gram(G)
+        G = training_analysis.gram_at(cellmax[0], st)
+        r, c = training_analysis.rc_from_gram(G)
         prof[f"step {st}"] = (r, c, np.diag(G)[1:])
 
     # the ledger's statistics, on every seed and on each seed set
-    sets = {None: sweep, **{name: R.subset(sweep, seeds) for name, seeds in E.SEED_SETS.items()}}
+    sets = {None: sweep, **{name: training_analysis.subset(sweep, seeds) for name, seeds in E.SEED_SETS.items()}}
     seed_sets = {name: (len(sub.runs), T.exponent_evidence(sub)) for name, sub in sets.items()}
 
     return TrainingResult(
