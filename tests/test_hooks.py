@@ -116,6 +116,22 @@ def test_sublayer_stream_interleaves_the_attention_step():
         type(sub)(blk[:2])
 
 
+def test_sublayer_points_are_named_as_transformerlens_names_them():
+    model = build("pre_ln", **TINY)
+    x = idx()
+    sub, blk = sublayer_stream(model, x), residual_stream(model, x)
+    assert sub.names == ["blocks.0.hook_resid_pre", "blocks.0.hook_resid_mid", "blocks.1.hook_resid_pre",
+                         "blocks.1.hook_resid_mid", "blocks.2.hook_resid_pre", "blocks.2.hook_resid_mid",
+                         "blocks.2.hook_resid_post"]
+    b = model.blocks[1]
+    with torch.no_grad():
+        torch.testing.assert_close(sub["blocks.1.hook_resid_mid"], blk[1] + b.attn(b.ln_1(blk[1])))
+    assert torch.equal(sub["blocks.0.hook_resid_post"], blk[1]) and torch.equal(sub["blocks.2.hook_resid_post"], blk[3])
+    assert len(sub.hook_dict) == 7 + 2          # every resid_post but the last is the next block's resid_pre
+    with pytest.raises(KeyError, match=r"k = 0..2; got 'blocks.3.hook_resid_pre'"):
+        sub["blocks.3.hook_resid_pre"]
+
+
 def test_errors_name_the_problem():
     model = build("pre_ln", **TINY)
     other = build("pre_ln", **TINY)

@@ -9,7 +9,8 @@ with it:
   [L+1, B, T, D].
 * :func:`sublayer_stream` -- the same at sublayer granularity for the zoo's models
   (:mod:`resdecay_lib.nn.models`): after every residual addition, a :class:`SublayerStream`
-  ([2L+1, B, T, D] with named views: ``block_inputs``, ``after_attention``, ``after_mlp``),
+  ([2L+1, B, T, D] with named views: ``block_inputs``, ``after_attention``, ``after_mlp``, and
+  TransformerLens's hook-point names: ``stream["blocks.3.hook_resid_mid"]``, ``hook_dict``),
   since the theory's k counts residual additions.
 * :func:`batches` -- token ids or a mapping of inputs in slices of ``batch_size`` sequences.
 
@@ -432,6 +433,34 @@ class SublayerStream:
     @property
     def after_mlp(self) -> torch.Tensor:
         return self.tensor[2::2]
+
+    @property
+    def names(self) -> list[str]:
+        """The name of each entry of ``tensor``, in order, TransformerLens's: entry 2k is
+        ``blocks.k.hook_resid_pre``, entry 2k+1 ``blocks.k.hook_resid_mid``, entry 2L
+        ``blocks.{L-1}.hook_resid_post`` (block k's resid_post is block k+1's resid_pre, so
+        only the last block's is named apart)."""
+        L = self.n_blocks
+        return [f"blocks.{k}.hook_resid_{'pre' if j == 0 else 'mid'}" for k in range(L) for j in (0, 1)] \
+            + [f"blocks.{L - 1}.hook_resid_post"]
+
+    @property
+    def hook_dict(self) -> dict[str, torch.Tensor]:
+        """``{name: stream [B, T, D]}`` for every point of :attr:`names`, and each block's
+        ``hook_resid_post`` too (the next block's resid_pre)."""
+        out = dict(zip(self.names, self.tensor))
+        for k in range(self.n_blocks - 1):
+            out[f"blocks.{k}.hook_resid_post"] = out[f"blocks.{k + 1}.hook_resid_pre"]
+        return out
+
+    def __getitem__(self, name: str) -> torch.Tensor:
+        """The stream [B, T, D] at the hook point ``name`` (a key of :attr:`hook_dict`)."""
+        points = self.hook_dict
+        if name not in points:
+            L = self.n_blocks
+            raise KeyError(f"name must be a hook point of these {L} blocks, blocks.k.hook_resid_pre, "
+                           f"hook_resid_mid or hook_resid_post with k = 0..{L - 1}; got {name!r}")
+        return points[name]
 
     def part(self, features) -> "SublayerStream":
         """The same points, keeping only ``features`` (a slice or index of the last axis)."""
