@@ -332,7 +332,9 @@ def load_corpus(name: str = "shakespeare", cache: Path | None = None) -> Corpus:
     ``"pydoc"``: the whole pydoc text as ``val`` (``train`` is empty): evaluation only.
     Results are memoised per process.
     """
-    key = (name, str(cache))
+    # memoised by the folder it is read from: the same name under another $RESDECAY_CACHE (or a
+    # cache that is a file) is read, or refused, afresh
+    key = (name, str(_cache_of(cache)))
     if key not in _CORPUS_CACHE:
         text = shakespeare_text(cache)
         vocab = CharVocab.from_text(text)
