@@ -344,7 +344,7 @@ def test_split_gguf_names_a_corrupt_part(tmp_path, monkeypatch):
 def test_qwen_is_packaged_as_six_checked_parts_of_a_pre_ln_model():
     spec = P.PACKAGED["qwen2.5-coder-0.5b"]
     assert spec.placement == "pre_ln" and len(spec.extra) == len(spec.part_sha256) == 6
-    pins = open(__import__("pathlib").Path(__file__).parent.parent / "requirements-models.txt").read()
+    pins = open(__import__("pathlib").Path(__file__).resolve().parents[1] / "requirements-models.txt").read()
     assert all(p in pins for p in spec.extra)
 
 
