@@ -10,7 +10,7 @@ labels page (``tools/labels.py``) lists the same labels with their numbers.
 Each image of a figure with a caption also gets the caption's text as its ``alt``:
 without one the HTML writer falls back to the image's file name, a content hash, which is all
 a screen reader or a reader whose images did not load would get. The alt is the caption as
-written (math as its TeX source), without the number and the label; ``tests/test_browser.py``
+written (math as its TeX source), without the number and the label; ``tests/documents/test_browser.py``
 checks that every image's alt is its caption's text.
 """
 from docutils import nodes

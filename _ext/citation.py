@@ -8,7 +8,7 @@ build time, and a one-line citation of a label.
   citation files cite the version, the built copies the commit too). When it is set,
   ``CITATION.cff`` (``repository-code``) and ``CITATION.bib`` (``url``) carry it, with the version
   of ``resdecay_lib.__version__``; ``python _ext/citation.py`` rewrites both from the setting
-  and ``--check`` fails when they differ from it (``tests/test_citation.py``).
+  and ``--check`` fails when they differ from it (``tests/documents/test_citation.py``).
 * A file cannot hold the commit it is committed in, so the build adds it: as a Sphinx extension
   this module writes ``CITATION.cff`` (with ``commit:``) and ``CITATION.bib`` (commit in the
   note) into the built book's root, e.g. ``_build/html/CITATION.cff``, from ``git rev-parse HEAD``.

@@ -8,7 +8,7 @@ repository. This book disables Thebe (``launch_buttons: thebe: false``), so none
 used: when Thebe is off this extension drops those assets from each page's context and the
 config block from each doctree. With Thebe on it changes nothing.
 
-The browser test (``tests/test_browser.py``) checks the result: no page's scripts,
+The browser test (``tests/documents/test_browser.py``) checks the result: no page's scripts,
 stylesheets, images, fonts or frames point off the machine.
 """
 from docutils import nodes

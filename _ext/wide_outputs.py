@@ -7,7 +7,7 @@
   ``plots.MIN_FONT_PT`` for a PNG of ``plots.COLUMN_IN`` at 100 dpi) scales with the column;
 * captions are in the body text's colour, and the caption labels have their own style.
 
-``tests/test_browser.py`` checks the result in Chromium at a 1280 px window: no page is wider
+``tests/documents/test_browser.py`` checks the result in Chromium at a 1280 px window: no page is wider
 than the window, no text output is wider than its box, a figure's smallest text is at least 0.8
 of the body text's size, and captions have a WCAG AA contrast (at least 4.5).
 """

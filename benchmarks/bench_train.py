@@ -13,7 +13,7 @@ their weighted sums, forward and backward (Kaplan et al. 2020, arXiv:2001.08361,
 Library and reference runs alternate over several rounds and each keeps its fastest
 round, so a noisy neighbour on a shared machine slows both alike. The library's AdamW runs
 with ``fused=True`` (one kernel for the whole update; it agrees with the reference's default
-loop to float32 rounding, see tests/test_train.py) and its clipping with ``foreach=True``; ``--compile`` also times the reference loop with ``torch.compile`` (its
+loop to float32 rounding, see tests/training/test_train.py) and its clipping with ``foreach=True``; ``--compile`` also times the reference loop with ``torch.compile`` (its
 first step, the compilation, is reported apart; measured on 2026-12-01 at the sweep's
 configuration, 6 layers: 200 s to compile and 1.6 times slower per step than eager on this
 CPU, so the library does not compile). Run:

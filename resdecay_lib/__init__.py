@@ -4,7 +4,7 @@ Does a Pre-LN transformer block's change to the normalised residual stream shrin
 1/sqrt(k)? (Xie et al. 2023, "ResiDual", arXiv:2304.14802, Theorem 3.3.)
 
 Module map, in layers. Data flows one way: a module imports only its own layer and the layers
-to its left (``tests/test_layers.py`` checks it, with no import cycle and no private name
+to its left (``tests/package/test_layers.py`` checks it, with no import cycle and no private name
 crossing modules)::
 
     checks < maths < stats < nn < training < book < analysis < cli

@@ -18,13 +18,13 @@ Before the body runs, every declared argument is checked against its :class:`Dom
 bad one raises at once, in one line that names the parameter, says what it must be and
 shows what it got. A dataclass declares its fields the same way (``DOMAINS``, read by
 :func:`check_fields` in ``__post_init__``). :data:`DECLARED` lists every declaration by
-qualified name: ``tests/test_fuzz.py`` reads it and draws values outside each domain.
+qualified name: ``tests/package/test_fuzz.py`` reads it and draws values outside each domain.
 
 One policy, everywhere in the library: a value of the wrong kind (a str where a number or a
 TrainConfig is expected, a bool where an integer is) raises :class:`ArgumentTypeError`, a
 ``TypeError`` that is also a ``ValueError`` (so a caller catching either sees it), and a value of
 the right kind outside its range ``ValueError``; never a bare ``TypeError``
-(``tests/test_checks.py`` reads every module for one). Bounds known only at run time use
+(``tests/checks/test_checks.py`` reads every module for one). Bounds known only at run time use
 :func:`check_int`, :func:`check_real` and :func:`check_items`, the same checks as the domains.
 """
 from __future__ import annotations
@@ -436,7 +436,7 @@ class Tensor(Domain):
 # ----------------------------------------------------------------------------- declarations
 
 #: every declaration, by qualified name: a function's wrapper (``.domains``) or a class
-#: (``.DOMAINS``); tests/test_fuzz.py reads it
+#: (``.DOMAINS``); tests/package/test_fuzz.py reads it
 DECLARED: dict = {}
 
 

@@ -34,7 +34,7 @@ def seed_corpus():
     return _seed
 
 
-#: the fuzz's outcome counts (tests/test_fuzz.py), reported at the end of the session
+#: the fuzz's outcome counts (tests/package/test_fuzz.py), reported at the end of the session
 _FUZZ = pytest.StashKey[dict]()
 
 
@@ -69,7 +69,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
             f"{counts.get('rejected', 0)} rejected with a clear error, {counts.get('accepted', 0)} accepted; "
             f"{counts.get('raw', 0)} raw tracebacks, {counts.get('silent', 0)} silent accepts, "
             f"{counts.get('nan', 0)} NaN outputs")
-    # tests/test_fuzz_hazards.py: the cases beyond the declared domains, by class and outcome
+    # tests/package/test_fuzz_hazards.py: the cases beyond the declared domains, by class and outcome
     classes: dict = {}
     for key, n in (counts or {}).items():
         if key.startswith("hazard:"):

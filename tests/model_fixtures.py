@@ -1,4 +1,4 @@
-"""What the tests of capture (tests/test_hooks.py) and of the probe (tests/test_probe.py) share:
+"""What the tests of capture (tests/nn/test_hooks.py) and of the probe (tests/nn/test_probe.py) share:
 a tiny zoo configuration, token ids, a check that no hook is left, and a module the probe has
 never seen (Hugging Face-like blocks: keyword input, tuple output)."""
 import torch

@@ -1,7 +1,11 @@
-"""Notebooks as the chapters store them, for the tests of the notebook reader and the ledger."""
+"""Notebooks as the chapters store them, for the tests of the notebook reader, the ledger and
+the chapters' results."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
+
+from resdecay_lib.book.glues import EvidenceGlue, Table, Words
 
 
 def glue_output(name, value, display=True):
@@ -18,3 +22,23 @@ def notebook(path, outputs):
           "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
     path.write_text(json.dumps(nb))
     return path
+
+
+def stored_glues(path: Path) -> dict:
+    """{name: text/plain or text/markdown} of the glue records stored in a notebook, figures left out."""
+    out = {}
+    for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]:
+        for o in cell.get("outputs", []):
+            sb = o.get("metadata", {}).get("scrapbook")
+            if sb and not sb["name"].startswith("fig-"):
+                data = o["data"]
+                text = data.get(sb["mime_prefix"] + "text/markdown", data.get(sb["mime_prefix"] + "text/plain"))
+                out[sb["name"]] = "".join(text) if isinstance(text, list) else text
+    return out
+
+
+def glued_text(v) -> str:
+    """What glue_all stores for a value: the Markdown of Words/Table, the repr of anything else."""
+    if isinstance(v, EvidenceGlue):
+        return repr(round(v.value, v.digits) if v.digits is not None else v.value)
+    return str(v) if isinstance(v, (Words, Table)) else repr(v)

@@ -2,7 +2,7 @@
 measure their own model.
 
 The page is generated, never edited by hand: ``python tools/api_page.py`` rewrites it, and
-``tests/test_api_page.py`` fails when it is stale (as the labels page and the README's findings
+``tests/documents/test_api_page.py`` fails when it is stale (as the labels page and the README's findings
 do). Each entry is the call's signature and its docstring, printed verbatim in a literal block,
 so the strict build has no reference in it to resolve.
 
@@ -80,7 +80,7 @@ def page() -> str:
             prose, examples = _split(doc)
             out.append(f"\n### `{name}`\n\n```text\n{kind} {name}{_signature(obj)}\n```\n\n```text\n{prose}\n```\n")
             if examples:
-                # the docstring's doctest, as a block a reader can run (tests/test_api_page.py runs it)
+                # the docstring's doctest, as a block a reader can run (tests/documents/test_api_page.py runs it)
                 out.append(f"\nExample (`{modname}`):\n\n```python\n{examples}\n```\n")
     return "".join(out)
 

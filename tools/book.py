@@ -1,6 +1,6 @@
 """Build the book from its stored outputs, and drive headless Chromium over it.
 
-Shared by ``tools/pdf.py`` (``make pdf``), ``tests/test_browser.py`` and ``tests/test_pdf.py``.
+Shared by ``tools/pdf.py`` (``make pdf``), ``tests/documents/test_browser.py`` and ``tests/documents/test_pdf.py``.
 Nothing here executes a notebook: the book is built from the outputs stored in
 ``chapters/*.ipynb`` (``tools/stored_config.py``), strictly (``-W -n --keep-going``).
 """

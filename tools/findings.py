@@ -2,8 +2,8 @@
 
 The block is resdecay_lib.book.findings.abstract(ROOT, links="readme"): the findings list written
 from the stored evidence and the ledger's verdicts, nothing typed, its terms linked to the README's
-Terms section and its claims to Chapter 10's notebook. tests/test_findings.py fails when the README's block is stale, as
-tests/test_labels.py does for the labels page. Run after `make chapters`:
+Terms section and its claims to Chapter 10's notebook. tests/book/test_findings.py fails when the README's block is stale, as
+tests/documents/test_labels.py does for the labels page. Run after `make chapters`:
     python tools/findings.py [--check]
 """
 import pathlib

@@ -7,13 +7,13 @@ Scans the documents of ``_toc.yml`` (markdown cells of notebooks, and .md files)
 labels a reviewer cites: sphinx-proof ``:label:`` (theorems, corollaries, definitions, ...),
 ``:name:`` (figures, tables), MyST targets ``(claim-...)=`` and equation labels
 ``$$ (eq-...)``. With ``--check`` it writes nothing and exits 1 when labels.md is out of date
-(``tests/test_labels.py`` checks the same). Run it after adding or removing a label.
+(``tests/documents/test_labels.py`` checks the same). Run it after adding or removing a label.
 
 Numbers (:func:`numbers`) follow Sphinx's ``numfig`` as this book configures it (Jupyter Book
 turns it on; the table of contents has no section numbers): one counter per kind for the whole
 book, in the order of ``_toc.yml``, over the items Sphinx numbers -- a figure or table that
 has a name and a caption, a labelled display equation, and every ``{prf:...}`` with a title
-that is not ``:nonumber:``. ``tests/test_browser.py`` checks each number against the built HTML.
+that is not ``:nonumber:``. ``tests/documents/test_browser.py`` checks each number against the built HTML.
 """
 from __future__ import annotations
 

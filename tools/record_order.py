@@ -4,7 +4,7 @@ Writes results/predictions/order.json: the commit that added results/predictions
 its time, and for each code version the deep runs record (``git:<sha>``), its commit time and
 whether it descends from the predictions' commit. Chapter 7b asserts the order from this file
 and the runs' own records, so the assert holds without git history (a shallow clone, an
-unpacked archive); tests/test_front.py checks the file against git where the history is there.
+unpacked archive); tests/analysis/test_front.py checks the file against git where the history is there.
 Run it after new deep runs land: python tools/record_order.py
 """
 import json

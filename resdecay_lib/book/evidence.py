@@ -14,7 +14,7 @@ and its kind:
 ``ev[TRAINED_EXP_PRE_LN.lo]`` from the plain ``{name: float}`` dict of the stored outputs,
 and a search for a name finds this declaration and the chapter's ``glue`` line (each name
 is written out here, never assembled from parts). Chapters glue through :func:`glue`, which
-refuses an undeclared name and a value of the wrong kind; ``tests/test_evidence.py`` checks
+refuses an undeclared name and a value of the wrong kind; ``tests/book/test_evidence.py`` checks
 that every declared name is glued by its chapter, literally, and that every glued ``ev_``
 name is declared.
 

@@ -9,7 +9,7 @@ and every verdict from the ledger's rules, so the findings change exactly when t
 interval, for three readers (``links``): ``"book"`` (MyST roles to the book's definitions and
 claims: the Preface), ``"readme"`` (Markdown links to the README's Terms and to the chapters'
 notebooks) and ``"plain"`` (no links: the PDF's abstract). Each sentence is one small wording
-function below, tested on each of its branches (``tests/test_findings.py``).
+function below, tested on each of its branches (``tests/book/test_findings.py``).
 """
 from __future__ import annotations
 

@@ -12,7 +12,7 @@ rule: a pure function of the evidence dict returning a :class:`Verdict` (one of
 rule's docstring. ``open`` means one thing: the data cannot tell (an interval straddles a
 margin, or a chapter glued NaN because its data could not give the value). A claim whose
 needed evidence the book lacks gets the reason :data:`MISSING`, and the test suite fails on
-it (``tests/test_evidence.py``), so a mistyped name cannot pass for an honest "open".
+it (``tests/book/test_evidence.py``), so a mistyped name cannot pass for an honest "open".
 
 The ledger is split by job; this module evaluates the claims and is the one face the chapters,
 tools and tests import (it re-exports the names they use):

@@ -105,7 +105,7 @@ def _tost(ev, e: Evidence, ref, alpha, df: Evidence, margin=EXP_MARGIN, widen: f
     The library's one TOST is ``stats.inference.within_margin`` / ``outside_margin`` on an
     interval; this helper says the same in the arithmetic the registered rules were declared
     with (its code is in their fingerprints, so it stays as declared), and
-    ``tests/test_ledger.py`` checks by property that it decides exactly as they do."""
+    ``tests/book/test_ledger.py`` checks by property that it decides exactly as they do."""
     from ..stats.inference import t_quantile
     m, se = ev[e], ev[e.se]
     t = t_quantile(1 - alpha, ev[df])

@@ -4,7 +4,7 @@ evidence is, the evidence it needs and the rule that decides it).
 
 A claim's rule sees only the evidence the claim declares (reading any other name raises
 ``KeyError``). A claim whose needed evidence the book lacks gets the reason :data:`MISSING`,
-and the test suite fails on it (``tests/test_evidence.py``), so a mistyped name cannot pass for
+and the test suite fails on it (``tests/book/test_evidence.py``), so a mistyped name cannot pass for
 an honest "open"; needed evidence that is NaN (a chapter could not compute it) gives ``open``,
 the data cannot tell. The rules are in :mod:`resdecay_lib.book.rules`, the claims in
 :mod:`resdecay_lib.book.claims`; the chapters (Chapter 10, the verdict) read all of it through
@@ -55,7 +55,7 @@ class Claim:
     needs: tuple[str, ...]
     rule: Callable[[Mapping[str, float]], Verdict] = field(repr=False)
     optional: tuple[str, ...] = ()
-    #: the sentence of the theory card the rule decides, verbatim (tests/test_ledger.py checks it
+    #: the sentence of the theory card the rule decides, verbatim (tests/book/test_ledger.py checks it
     #: against the card), the primary statistic, the margin with its reason, and the family of
     #: tests the rule reads together (its multiplicity correction): the declaration
     #: results/preregistration.json records with the rule's fingerprint
@@ -86,7 +86,7 @@ class Claim:
     def verdict(self, evidence: Mapping[str, float]) -> Verdict:
         """The rule's verdict. Needed evidence absent from the book: ``open`` with the reason
         "evidence missing from the book: <names>" (the test suite fails on it in the book,
-        ``tests/test_evidence.py``: open is kept for what the data cannot tell). Needed
+        ``tests/book/test_evidence.py``: open is kept for what the data cannot tell). Needed
         evidence that is NaN (a chapter glues NaN when its data cannot give the value, e.g.
         fewer than three kept seeds): ``open``, "the data cannot tell"."""
         if not isinstance(evidence, Mapping):

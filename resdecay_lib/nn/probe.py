@@ -124,7 +124,7 @@ def measure(model: nn.Module, inputs, mask=None, blocks=None, batch_size: int = 
     state at a time (the cheap way when only the metrics are wanted: about one plain forward,
     benchmarks/bench_probe.py), and ``(None, change)`` is returned; the metrics equal the
     stacked computation's up to float64 rounding in the per-token sums (about 1e-12 relative
-    on a random model; tests/test_probe.py holds them to 1e-10). Either way the change
+    on a random model; tests/nn/test_probe.py holds them to 1e-10). Either way the change
     carries ``summand_sq``, the diagonal of the summands' :func:`gram` over the masked tokens,
     so that :func:`exponent` can choose the index convention from the change alone.
     """

@@ -50,7 +50,7 @@ def q4_1_roundtrip(weight: torch.Tensor, block: int = 32, offset: int = 0) -> to
     codes are q = trunc((w - m) (1/d) + 1/2) clipped to 0..15, computed with d and m in
     float32, and d and m are stored as float16; the weight is read back as fp16(d) q + fp16(m).
     With ``block`` = 32 and ``offset`` = 0 the result equals ``gguf.quants``' round trip bit
-    for bit (``tests/test_pretrained.py`` checks it). Rows whose length is not a multiple of
+    for bit (``tests/nn/test_pretrained.py`` checks it). Rows whose length is not a multiple of
     ``block`` are rejected (ggml cannot quantise them either).
 
     ``offset`` shifts the block boundaries along the row (cyclically) by that many

@@ -16,7 +16,7 @@ every record says of where it was made.
   called).
 
 The analysis and the book read stored results through this module, so it imports neither
-torch nor the training loop (``tests/test_layers.py`` checks it).
+torch nor the training loop (``tests/package/test_layers.py`` checks it).
 """
 from __future__ import annotations
 

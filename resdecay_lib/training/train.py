@@ -103,7 +103,7 @@ def _optimizer(model, cfg: TrainConfig):
     # fused: the whole AdamW update of all tensors in one kernel, on the CPU as on CUDA: about
     # 4 times faster than foreach and 8 times the plain loop at the sweep's size
     # (benchmarks/bench_train.py measures the step). It is not bit-identical to the loop the
-    # stored runs used (git:c9faccc): it agrees to float32 rounding (tests/test_train.py
+    # stored runs used (git:c9faccc): it agrees to float32 rounding (tests/training/test_train.py
     # bounds it), and the chapters' live re-runs check the stored results within their
     # standard errors
     opt = torch.optim.AdamW(groups, lr=cfg.lr, betas=(cfg.beta1, cfg.beta2), fused=True)

@@ -1,0 +1,157 @@
+"""Chapter 10's and the Preface's results (resdecay_lib.analysis.chapters.verdict): each wording
+function's branches, the glue names the notebooks read, and the result on the stored book against
+values read here straight from the JSON and TOML files."""
+from __future__ import annotations
+
+import json
+import pathlib
+import re
+import tomllib
+
+import pytest
+
+from resdecay_lib.analysis.chapters import verdict as V
+from resdecay_lib.book import ledger
+from resdecay_lib.book.glues import Table, Words, glue_names
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+CHAPTER = ROOT / "chapters" / "10_verdict.ipynb"
+PREFACE = ROOT / "intro.ipynb"
+COUNT_NAMES = {"ledger-n-claims", "ledger-n-evidence"} | {"ledger-n-" + w.replace(" ", "-") for w in ledger.VERDICTS}
+
+
+def _prose_glue_names(path) -> set[str]:
+    text = "".join("".join(c["source"]) for c in json.loads(path.read_text())["cells"] if c["cell_type"] == "markdown")
+    return set(re.findall(r"\{glue(?::\w+)?\}`([\w-]+)", text)) | set(re.findall(r"```\{glue:\w+\} ([\w-]+)", text))
+
+
+def _entry(cid="claim-a", word="holds", short="x | y", numbers=""):
+    return V.ClaimEntry(id=cid, title="A | title", word=word, reason="r", short=short, numbers=numbers,
+                        where=Words("w"), cite="cite line", family="its own")
+
+
+def _tiny_result(claims) -> V.VerdictResult:
+    return V.VerdictResult(
+        claims=tuple(claims), n_evidence=3, summary=Words("s"), promotion="p",
+        replication=(V.ReplicationEntry("claim-a", "A", "holds", "open", "holds", "no power"),),
+        registry_commit="0123456789abcdef", registry_time="t", n_registered=1, rule_mismatches={},
+        front_rule_committed="f", front_rule_now="f", front_written="w", changelog=Words("c"), n_moved=0, lim_width=64)
+
+
+# ------------------------------------------------------------------------------ wording
+
+
+def test_escape_escapes_every_bar():
+    assert V.escape("a | b | c") == "a \\| b \\| c" and V.escape(3) == "3"
+
+
+def test_ledger_row_shows_the_numbers_or_a_dash():
+    assert V.ledger_row("T|x", "claim-a", "holds", "ok", "1 [0, 2]") == \
+        ["{ref}`T\\|x <claim-a>`", "**holds**", "ok (1 [0, 2])"]
+    assert V.ledger_row("T", "claim-a", "open", "a|b", "")[2] == "a\\|b (-)"
+
+
+def test_replication_row_bolds_the_ledgers_verdict():
+    assert V.replication_row("T", "claim-a", "holds", "open", "holds", "no power") == \
+        ["{ref}`T <claim-a>`", "holds", "open", "**holds**", "no power"]
+
+
+def test_claim_words_and_cite_words():
+    w = V.claim_words("S.", "card", "ev", "prim", "0.1", "fam")
+    assert isinstance(w, Words)
+    assert w == ('**Claim.** S.\n\n**The card.** "card"\n\n**Evidence.** ev\n\n'
+                 '**Declared.** Primary statistic: prim. Margin: 0.1. Multiplicity: fam.')
+    assert V.cite_words("A (2026). x.") == "`A (2026). x.`"
+
+
+def test_replication_counts_are_listed_alphabetically():
+    assert V.replication_counts_words({"yes": 2, "no power": 5, "no": 1}) == "1 no, 5 no power, 2 yes"
+    assert V.replication_counts_words({}) == ""
+
+
+def test_families_words_is_one_bullet_per_claim():
+    assert V.families_words([("A", "claim-a", "f1"), ("B|b", "claim-b", "f2")]) == \
+        "* {ref}`A <claim-a>`: f1.\n* {ref}`B\\|b <claim-b>`: f2."
+
+
+def test_change_words_branches():
+    assert V.change_words("claim-a", "open", "holds", "rule replaced") == "* `claim-a`: open → **holds**. rule replaced."
+    assert V.change_words("claim-a", "open", "holds", None) == \
+        f"* `claim-a`: open → **holds**. {V.UNEXPLAINED_CHANGE}."
+    assert V.change_words("claim-a", None, "holds", None).startswith("* `claim-a`: new → **holds**.")
+    assert V.change_words("claim-a", "holds", "holds", "margin widened") == \
+        "* `claim-a`: **holds**, unchanged, though margin widened."
+    assert V.change_words("claim-a", "holds", "holds", None) is None
+
+
+def test_changelog_words_drops_the_unchanged():
+    lines = [V.change_words("claim-a", "open", "holds", "x"), None]
+    assert V.changelog_words("v1", "12 runs", lines) == "Against v1 (12 runs):\n\n* `claim-a`: open → **holds**. x."
+
+
+def test_headline_row_rounds_to_two_decimals():
+    assert V.headline_row("toy", -0.8823, -0.91, -0.855, -0.9049, "claim-a", "holds") == \
+        ["toy", "-0.88 [-0.91, -0.85]", "-0.90", "{ref}`claim-a`", "holds"]
+
+
+# ------------------------------------------------------------------------------ glues
+
+
+def test_glues_of_a_tiny_result():
+    g = _tiny_result([_entry(), _entry("claim-b", "open", numbers="2")]).glues()
+    assert g["claim-a-short"] == "x \\| y" and isinstance(g["claim-a-short"], Words)
+    assert g["claim-a-cite"] == "`cite line`" and g["claim-b-verdict"] == "open"
+    assert isinstance(g["ledger-table"], Table)
+    assert g["ledger-table"].splitlines()[0] == "| claim | verdict | why (the deciding numbers) |"
+    assert g["ledger-table"].splitlines()[3] == "| {ref}`A \\| title <claim-b>` | **open** | x \\| y (2) |"
+    assert (g["ledger-n-claims"], g["ledger-n-holds"], g["ledger-n-open"], g["ledger-n-does-not-hold"]) == (2, 1, 1, 0)
+    assert g["prereg-commit"] == "0123456" and g["replication-counts"] == "1 no power"
+
+
+def test_glue_names_are_the_names_the_chapter_reads_and_its_counts():
+    from resdecay_lib.book.claims import CLAIMS
+    names = set(glue_names(_tiny_result([_entry(c.id) for c in CLAIMS])))
+    assert names == _prose_glue_names(CHAPTER) | COUNT_NAMES
+
+
+def test_preface_glue_names_are_the_names_the_preface_reads():
+    result = V.PrefaceResult(findings=Words("f"), headline=(("toy", -0.9, -1.0, -0.8, -0.9, "claim-a", "holds"),))
+    assert set(glue_names(result)) == _prose_glue_names(PREFACE)
+    assert result.glues()["preface-headline"].splitlines()[2] == "| toy | -0.90 [-1.00, -0.80] | -0.90 | {ref}`claim-a` | holds |"
+
+
+# ------------------------------------------------------------------------------ the stored book
+
+
+def _stored_evidence_names() -> set[str]:
+    names = set()
+    for path in ledger.book_notebooks(ROOT):
+        for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]:
+            for o in cell.get("outputs", []):
+                name = o.get("metadata", {}).get("scrapbook", {}).get("name", "")
+                if name.startswith("ev_"):
+                    names.add(name)
+    return names
+
+
+@pytest.mark.slow
+def test_chapter_on_the_stored_book_agrees_with_its_files():
+    r = V.chapter(ROOT)
+    from resdecay_lib.book.claims import CLAIMS
+    assert [c.id for c in r.claims] == [c.id for c in CLAIMS]
+    assert all(c.word in ledger.VERDICTS for c in r.claims)
+    assert r.n_evidence == len(_stored_evidence_names())
+    registry = json.loads((ROOT / "results" / "preregistration.json").read_text())
+    assert (r.registry_commit, r.registry_time) == (registry["commit"], registry["declared_utc"])
+    front = json.loads((ROOT / "results" / "predictions" / "front.json").read_text())
+    assert r.front_rule_committed == front["rule"]["fingerprint"] == r.front_rule_now
+    assert not r.rule_mismatches
+    spec = tomllib.loads((ROOT / "configs" / "train_long.toml").read_text())
+    assert r.lim_width == spec["base"]["d_model"]
+    history = json.loads((ROOT / "results" / "verdicts_history.json").read_text())
+    last = history["versions"][-1]["verdicts"]
+    assert r.n_moved == sum(last.get(c.id) != c.word for c in r.claims)
+    assert all(f'{c.id} ("{c.title}").' in c.cite for c in r.claims)
+    p = V.preface(ROOT)
+    assert p.findings == r.summary
+    assert len(p.headline) == 4

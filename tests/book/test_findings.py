@@ -1,0 +1,215 @@
+"""The findings the README states are the ones the stored evidence gives (tools/findings.py), and
+each sentence of them says what its numbers show, on every branch."""
+import pathlib
+import re
+import sys
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tools"))
+
+import findings as tool  # noqa: E402  (tools/findings.py)
+
+from resdecay_lib.book import evidence as E, findings, ledger  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def ev():
+    return findings.read_findings_evidence(ROOT / "chapters")
+
+
+def _iv(name, value, lo, hi, **more):
+    return {name: value, name + "_lo": lo, name + "_hi": hi, **{f"{name}_{k}": v for k, v in more.items()}}
+
+
+def test_readme_states_the_findings_the_stored_evidence_gives():
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    if tool.START not in text:
+        pytest.fail("README.md has no findings block: run python tools/findings.py")
+    assert tool.block() in text, "README.md's findings are stale: run python tools/findings.py"
+
+
+def test_findings_are_a_short_list_citing_the_ledgers_verdicts_and_move_with_the_evidence(ev):
+    text = findings.findings_list(ev, "plain")
+    bullets = [line for line in text.splitlines() if line.startswith("- ")]
+    assert 5 <= len(bullets) <= 7
+    verdicts = {c.id: v.word for c, v in ledger.evaluate(ev)}
+    assert f"claim-init-not-training: {verdicts['claim-init-not-training']}; exploratory" in text
+    assert f"claim-front: {verdicts['claim-front']}; confirmatory" in text
+    moved = {**ev, "ev_trained_exp_pre_ln": ev["ev_trained_exp_pre_ln"] - 0.5}
+    assert findings.findings_list(moved, "plain") != text
+
+
+def test_every_number_in_the_findings_comes_from_the_evidence(ev):
+    """Each decimal the findings print is a stored value (or a share, level or spread of one)."""
+    text = findings.findings_list(ev, "plain")
+    shown = {f"{v:.{d}f}" for v in ev.values() if v == v for d in (1, 2)}
+    shown |= {f"{findings.interval_level(ev, e) * 100:g}" for e in E.DECLARED.values()
+              if e.kind != "value" and findings.interval_level(ev, e)}
+    sd = ev["ev_front_position_se"] * ev["ev_front_n_runs"] ** 0.5
+    shown |= {f"{sd:.1f}", f"{ledger.SPLIT_BOUNDARY}"}
+    printed = set(re.findall(r"(?<![\w.])-?\d+\.\d+", text)) | set(re.findall(r"(\d+(?:\.\d+)?)%", text))
+    assert printed - shown == set(), f"numbers not from the evidence: {sorted(printed - shown)}"
+
+
+def test_the_findings_never_call_a_verdict_confirmatory_but_claim_fronts(ev):
+    text = findings.findings_list(ev, "plain")
+    assert text.count("confirmatory)") == 1 and "(claim-front: " in text
+    for cid in re.findall(r"\((claim-[a-z0-9-]+): ", text):
+        note = re.search(rf"\({cid}: [^;]+; (\w+)\)", text).group(1)
+        assert note == ("confirmatory" if cid == "claim-front" else "exploratory"), cid
+
+
+def test_the_links_point_where_each_reader_can_follow_them(ev):
+    book, readme, plain = (findings.findings_list(ev, s) for s in ("book", "readme", "plain"))
+    assert "[claim-front](chapters/10_verdict.ipynb)" in readme and "](#terms)" in readme
+    assert "{ref}`claim-front <claim-front>`" in book and "{prf:ref}`" in book and "{doc}`" in book
+    assert "](" not in plain and "{ref}" not in plain and "`" not in plain
+    # the README's links are to its own Terms section or to notebooks that exist
+    for target in re.findall(r"\]\(([^)]+)\)", readme):
+        assert target == "#terms" or (ROOT / target).is_file(), target
+    with pytest.raises(ValueError, match="links must be one of"):
+        findings.findings_list(ev, "html")
+
+
+# ------------------------------------------------------------------------ the wording functions
+
+def test_verdict_note_says_confirmatory_only_for_claim_front():
+    assert findings.verdict_note("plain", "claim-front", "open") == "(claim-front: open; confirmatory)"
+    assert findings.verdict_note("plain", "claim-pretrained", "holds") == "(claim-pretrained: holds; exploratory)"
+    assert findings.verdict_note("readme", "claim-front", "open").startswith("([claim-front](chapters/10_verdict.ipynb)")
+    assert findings.verdict_note("book", "claim-promote", "open").startswith("({ref}`claim-promote <claim-promote>`")
+
+
+@pytest.mark.parametrize("n, word, said", [(1, "holds", "1 holds"), (4, "holds", "4 hold"),
+                                           (1, "holds with correction", "1 holds with a correction"),
+                                           (2, "holds with correction", "2 hold with a correction"),
+                                           (1, "does not hold", "1 does not hold"), (7, "does not hold", "7 do not hold"),
+                                           (1, "open", "1 is open"), (2, "open", "2 are open")])
+def test_count_phrase_agrees_with_its_number(n, word, said):
+    assert findings.count_phrase(n, word) == said
+
+
+@pytest.mark.parametrize("lo, hi, said", [(-1.1, -0.95, "the interval contains it"), (-0.34, 0.02, "above it"),
+                                          (-1.5, -1.2, "below it")])
+def test_an_exponent_says_where_its_interval_lies_against_the_theorems(lo, hi, said):
+    assert findings._against(lo, hi, -1.0) == said
+
+
+@pytest.mark.parametrize("lo, hi, said", [(1.1, 1.3, "more than 1"), (0.5, 0.9, "less than 1"),
+                                          (0.8, 1.3, "an interval that contains 1")])
+def test_a_cost_ratio_says_where_its_interval_lies_against_one(lo, hi, said):
+    assert findings._against_one(lo, hi) == said
+
+
+@pytest.mark.parametrize("lo, hi, said", [(-1.2, 8.7, "contains both"), (-1.5, 0.5, "contains only -1"),
+                                          (0.5, 3.0, "contains only +1"), (1.5, 3.0, "contains neither")])
+def test_the_front_position_says_which_prediction_it_contains(lo, hi, said):
+    assert findings._position(lo, hi).endswith(said)
+
+
+def test_interval_levels_come_from_the_declarations_the_t_interval_or_the_chapter(ev):
+    assert findings.interval_level(ev, E.FRONT_POSITION) == 0.975          # declared: "97.5 %"
+    assert findings.interval_level(ev, E.LONG_EXP_CHANGE) == 0.90          # declared: "90 %"
+    assert findings.interval_level(ev, E.VAR_EXP_TOY) == pytest.approx(1 - 0.05 / 3)   # "1 - 0.05/3"
+    assert findings.interval_level(ev, E.TRAINED_EXP_PRE_LN) == 0.95       # from its se and df
+    assert findings.interval_level(ev, E.PRETRAINED_EXP["qwen"]) == ev["pt_level"]     # Chapter 9's glued level
+    bare = {k: v for k, v in ev.items() if k != "pt_level"}
+    assert findings.interval_level(bare, E.PRETRAINED_EXP["qwen"]) is None
+    line = findings._intervals_line(bare)
+    assert "95% t over seeds" in line and "percentile bootstrap" in line and "97.5%" not in line
+
+
+def test_a_bracket_names_its_level_only_when_it_is_not_its_groups(ev):
+    assert findings._bracket(ev, E.TRAINED_EXP_PRE_LN).endswith("]")
+    assert findings._bracket(ev, E.PRETRAINED_EXP["smollm2"]).endswith("]")
+    assert findings._bracket(ev, E.FRONT_POSITION, 1).endswith("(97.5%)")
+    assert findings._bracket(ev, E.LONG_EXP_CHANGE).endswith("(90%)")
+
+
+@pytest.mark.parametrize("word, said", [("holds", "describes initialisation, not training"),
+                                        ("does not hold", "does not move the exponent away"),
+                                        ("holds with correction", "with a correction"), ("open", "is not settled")])
+def test_the_init_finding_says_its_verdict(ev, word, said):
+    text = findings.init_finding(ev, word)
+    assert said in text and f"(claim-init-not-training: {word}; exploratory)" in text
+    assert "-0.88 [-0.92, -0.85] against -0.90 (the interval contains it)" in text
+
+
+@pytest.mark.parametrize("share, said", [((0.07, 0.02, 0.13), "unequal size of the blocks' outputs"),
+                                         ((0.8, 0.6, 0.9), "mostly from the correlations"),
+                                         ((0.5, 0.2, 0.8), "the data cannot settle")])
+def test_the_split_finding_reads_the_share_against_one_half(share, said):
+    ev = _iv("ev_split_corr_share", *share)
+    text = findings.split_finding(ev, "open")
+    assert said in text and f"{share[0]:.2f} [{share[1]:.2f}, {share[2]:.2f}]" in text
+
+
+@pytest.mark.parametrize("word, said", [("holds", "show the theorem's decay"), ("does not hold", "do not show"),
+                                        ("holds with correction", "at another rate"), ("open", "are not shown")])
+def test_the_pretrained_finding_says_its_verdict(ev, word, said):
+    text = findings.pretrained_finding(ev, word)
+    assert said in text and "SmolLM2-135M -0.03 [-0.04, -0.02] against -1.04" in text
+
+
+@pytest.mark.parametrize("word", ["holds", "holds with correction", "does not hold", "open"])
+def test_the_idle_finding_says_each_verdict(ev, word):
+    text = findings.idle_finding(ev, word, "open")
+    assert findings._IDLE[word] in text and "1.21 [1.11, 1.31] (SmolLM2)" in text
+    assert "1.04 [0.82, 1.32], an interval that contains 1" in text
+
+
+def test_the_front_finding_states_the_deep_runs_position_and_spread_once_three_are_stored(ev):
+    few = {**ev, "ev_front_n_runs": 2.0}
+    assert "2 deep runs are stored so far" in findings.front_finding(few, "open")
+    assert "1 deep run is stored so far" in findings.front_finding({**ev, "ev_front_n_runs": 1.0}, "open")
+    three = {**ev, **_iv("ev_front_position", -1.1, -1.6, -0.6, se=0.1), "ev_front_n_runs": 4.0,
+             "ev_front_pred_width": 1.5}
+    text = findings.front_finding(three, "holds")
+    assert "-1.1 [-1.6, -0.6] (97.5%)" in text and "contains only -1" in text and "4 runs" in text
+    assert "spread by 0.2 (standard deviation), less than the ±1.5" in text and "it resumes, at the predicted" in text
+    text = findings.front_finding(ev, "open")
+    assert "runs vary too much to tell the two committed predictions apart" in text
+    assert "3.8 [-1.2, 8.7] (97.5%)" in text and "spread by 5.0 (standard deviation), more than the ±1.5" in text
+    assert "(claim-front: open; confirmatory)" in text
+    assert "it does not, the change stays flat" in findings.front_finding(ev, "does not hold")
+    assert "at another rate than predicted" in findings.front_finding(ev, "holds with correction")
+
+
+def test_the_long_runs_finding_says_whether_the_exponent_settled():
+    few = {"ev_long_n_runs": 1.0}
+    assert "1 of the three depth-24 runs are stored" in findings.long_finding(few)
+    base = {"ev_long_n_runs": 3.0, **_iv("ev_long_exp_end", -0.21, -0.35, -0.07), "ev_long_settle_margin": 0.08}
+    settled = findings.long_finding({**base, **_iv("ev_long_exp_change", 0.03, 0.01, 0.05)})
+    assert "has settled" in settled and "0.03 [0.01, 0.05] (90%)" in settled and "inside the ±0.08" in settled
+    assert "-0.21 [-0.35, -0.07]" in settled
+    moving = findings.long_finding({**base, **_iv("ev_long_exp_change", 0.18, 0.12, 0.23)})
+    assert "is not shown to have settled" in moving and "not inside the ±0.08" in moving
+
+
+def test_the_verdicts_line_counts_the_ledger_and_says_the_promotion_rule_in_words(ev):
+    text = findings.verdicts_line(ev)
+    n = findings.verdict_counts(ev)
+    assert f"Of the {sum(n.values())} claims" in text
+    assert all(findings.count_phrase(n[w], w) in text for w in ledger.VERDICTS if n[w])
+    word = {c.id: v.word for c, v in ledger.evaluate(ev)}["claim-promote"]
+    assert "its test for promoting the theory from Proposed" in text and ledger.PROMOTION[word] in text
+    assert "only the verdict of claim-front is confirmatory" in text
+
+
+def test_headline_rows_carry_intervals_and_their_matched_references(ev):
+    for r in findings.headline(ev):
+        assert r["lo"] <= r["value"] <= r["hi"] or r["value"] != r["value"]
+        assert r["verdict"] in ledger.VERDICTS
+
+
+def test_the_paragraph_chapter_10_glues_is_the_one_its_stored_output_holds(ev):
+    """findings_markdown stays the issue-22 paragraph until Chapter 10 is re-executed on findings_list."""
+    import json
+    nb = json.loads((ROOT / "chapters" / "10_verdict.ipynb").read_text(encoding="utf-8"))
+    stored = [o["data"]["application/papermill.record/text/markdown"] for c in nb["cells"] if c["cell_type"] == "code"
+              for o in c.get("outputs", []) if o.get("metadata", {}).get("scrapbook", {}).get("name") == "ledger-summary"]
+    if not stored:
+        pytest.skip("Chapter 10 no longer glues ledger-summary")
+    assert stored[0] in (findings.findings_markdown(ev), findings.findings_list(ev, "book"))
