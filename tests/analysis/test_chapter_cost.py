@@ -130,7 +130,7 @@ def test_the_result_glues_every_name_the_notebook_reads_and_stores(result):
     text = "".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown")
     for name, v in result.glues().items():
         if isinstance(v, Table):
-            assert re.search(r"````\{table\}[^\n]+\n:name: tbl-cost-[\w-]+\n\n```\{glue:md\} " + name, text), name
+            assert re.search(r"(?:````|::::)\{table\}[^\n]+\n:name: tbl-cost-[\w-]+\n\n```\{glue:md\} " + name, text), name
 
 
 def _expanded(result) -> set:

@@ -567,7 +567,9 @@ def test_no_text_output_is_wider_than_its_box(site):
     """A text output wraps in its box (_ext/static/resdecay.css): no line of it is hidden
     behind a scrollbar at 1280 px (scrollWidth <= clientWidth for every shown output)."""
     _, probes = site
-    assert sum(r.get("outputs", 0) for r in probes.values()) >= 50, "too few text outputs measured"
+    # a guard that the probe measured the book's text outputs at all (26 are shown: most listings are
+    # tables now, which "no page is wider than the window" covers)
+    assert sum(r.get("outputs", 0) for r in probes.values()) >= 20, "too few text outputs measured"
     wide = {page.name: r["wide_outputs"] for page, r in probes.items() if r.get("wide_outputs")}
     assert not wide, f"text outputs wider than their box: {wide}"
 

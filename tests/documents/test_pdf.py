@@ -103,11 +103,12 @@ def _key(text: str) -> str:
 
 #: pages of the PDF, measured on 2026-12-02 (tools/pdf.py: Letter, 0.6 in margins, 14 px text,
 #: figures 1:1) with the chapters stored at commit 39ef402; 137 with the API appendix (api.md);
-#: 137 again with the printed contents (3 pages) and long tables running on. When the book grows or shrinks for a
+#: 137 again with the printed contents (3 pages) and long tables running on; 155 with the chapters' printed
+#: listings turned into 49 captioned tables (looked at: tables whole or running on with their header). When the book grows or shrinks for a
 #: reason (a chapter, new figures), print it (make pdf), look at it, and set the new count here;
 #: the test fails on a layout that breaks (squeezed tables, figures a page each, lost page
 #: breaks, every page shrunk to fit a wide table), which moves the count by more than 10%.
-PDF_PAGES = 137
+PDF_PAGES = 155
 
 
 def test_page_count_is_within_ten_percent_of_its_measured_value(pdf_text):
