@@ -3,6 +3,7 @@ the chapters' results."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from resdecay_lib.book.glues import EvidenceGlue, Table, Words
@@ -42,3 +43,13 @@ def glued_text(v) -> str:
     if isinstance(v, EvidenceGlue):
         return repr(round(v.value, v.digits) if v.digits is not None else v.value)
     return str(v) if isinstance(v, (Words, Table)) else repr(v)
+
+
+def prose_glue_names(path) -> set[str]:
+    """Every glue name the Markdown cells of the notebook at ``path`` read: the roles
+    ({glue}`name`, {glue:text}`name:.2f`, {glue:md}`name`) and the directives
+    (```{glue:md} name, ```{glue:figure} name)."""
+    text = "\n".join("".join(c["source"]) for c in json.loads(Path(path).read_text(encoding="utf-8"))["cells"]
+                     if c["cell_type"] == "markdown")
+    return (set(re.findall(r"\{glue(?::\w+)?\}`([\w-]+)", text))
+            | set(re.findall(r"\{glue(?::\w+)?\}[ \t]+([\w-]+)", text)))

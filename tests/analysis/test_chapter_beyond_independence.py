@@ -3,10 +3,8 @@ notebook's, its SymPy constants are the closed forms, and its simulations agree 
 recomputed here from the simulators and the closed forms."""
 from __future__ import annotations
 
-import json
 import math
 import pathlib
-import re
 from statistics import NormalDist
 
 import numpy as np
@@ -17,13 +15,10 @@ from resdecay_lib.book.glues import EvidenceGlue, glue_names
 from resdecay_lib.maths import gaussian
 from resdecay_lib.stats.inference import ZCheck
 
+from notebook_fixtures import prose_glue_names
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 NOTEBOOK = ROOT / "chapters" / "05_beyond_independence.ipynb"
-
-
-def _prose_glue_names(path) -> set[str]:
-    text = "".join("".join(c["source"]) for c in json.loads(path.read_text())["cells"] if c["cell_type"] == "markdown")
-    return set(re.findall(r"\{glue(?::\w+)?\}`([\w-]+)", text)) | set(re.findall(r"```\{glue:\w+\} ([\w-]+)", text))
 
 
 def _tiny_result() -> B.BeyondIndependenceResult:
@@ -36,7 +31,7 @@ def _tiny_result() -> B.BeyondIndependenceResult:
 
 
 def test_glue_names_are_the_names_the_notebook_reads():
-    assert set(glue_names(_tiny_result())) == _prose_glue_names(NOTEBOOK) - {"fig-hetero", "fig-feedback"}
+    assert set(glue_names(_tiny_result())) == prose_glue_names(NOTEBOOK) - {"fig-hetero", "fig-feedback"}
 
 
 def test_glues_round_as_the_prose_shows_and_evidence_is_evidence():

@@ -3,10 +3,8 @@ notebook's, its constant is SymPy's, and its Monte Carlo numbers agree with valu
 here from the closed forms and the simulator."""
 from __future__ import annotations
 
-import json
 import math
 import pathlib
-import re
 from statistics import NormalDist
 
 import numpy as np
@@ -17,14 +15,10 @@ from resdecay_lib.book.glues import EvidenceGlue, glue_names
 from resdecay_lib.maths import gaussian
 from resdecay_lib.stats.inference import ZCheck
 
+from notebook_fixtures import prose_glue_names
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 NOTEBOOK = ROOT / "chapters" / "04_corollary_35.ipynb"
-
-
-def _prose_glue_names(path) -> set[str]:
-    """Every glue name the notebook's Markdown reads ({glue:text}`name...`, {glue:md}, {glue:figure})."""
-    text = "".join("".join(c["source"]) for c in json.loads(path.read_text())["cells"] if c["cell_type"] == "markdown")
-    return set(re.findall(r"\{glue(?::\w+)?\}`([\w-]+)", text)) | set(re.findall(r"```\{glue:\w+\} ([\w-]+)", text))
 
 
 def _tiny_result() -> corollary_35.Corollary35Result:
@@ -38,7 +32,7 @@ def _tiny_result() -> corollary_35.Corollary35Result:
 
 def test_glue_names_are_the_names_the_notebook_reads():
     names = set(glue_names(_tiny_result()))
-    assert names == _prose_glue_names(NOTEBOOK) - {"fig-cor35-mc"}
+    assert names == prose_glue_names(NOTEBOOK) - {"fig-cor35-mc"}
 
 
 def test_glues_round_as_the_prose_shows_and_evidence_is_evidence():

@@ -12,6 +12,8 @@ import pytest
 from resdecay_lib.analysis.chapters import cost
 from resdecay_lib.book.glues import EvidenceGlue, Table, Words, glue_names
 
+from notebook_fixtures import prose_glue_names
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 NOTEBOOK = ROOT / "chapters" / "08_cost.ipynb"
 
@@ -98,13 +100,6 @@ def _notebook():
     return json.loads(NOTEBOOK.read_text(encoding="utf-8"))
 
 
-def _names_in_prose(nb) -> set:
-    """Every glue name a markdown cell refers to: {glue:...}`name...` roles and ```{glue:...} name blocks."""
-    text = "".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown")
-    return ({m.split(":")[0] for m in re.findall(r"\{glue:\w+\}`([^`]+)`", text)}
-            | set(re.findall(r"\{glue:\w+\}\s+([\w-]+)", text)))
-
-
 def _names_stored(nb) -> set:
     return {o["metadata"]["scrapbook"]["name"] for c in nb["cells"] if c["cell_type"] == "code"
             for o in c.get("outputs", []) if "scrapbook" in o.get("metadata", {})}
@@ -119,7 +114,7 @@ def test_the_result_glues_every_name_the_notebook_reads_and_stores(result):
     nb = _notebook()
     figures = {"fig-ablation", "fig-depth"}
     # what the prose refers to is glued by the result (figures by the notebook's plots cells)
-    assert _names_in_prose(nb) - figures <= _expanded(result)
+    assert prose_glue_names(NOTEBOOK) - figures <= _expanded(result)
     # every name but the seed sets' and the figures' is glued by glue_all(result), and nothing else is stored
     tagged = {f"{k}{suffix}__{s}" for s, ev in result.seed_sets.items() for k in glue_names(ev)
               for suffix in ("", "_lo", "_hi", "_se")}

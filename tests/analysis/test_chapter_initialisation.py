@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import pathlib
-import re
 from types import SimpleNamespace
 
 import numpy as np
@@ -19,15 +18,11 @@ from resdecay_lib.book.glues import EvidenceGlue, Table, Words, glue_names
 from resdecay_lib.nn.models import ARCHS, build
 from resdecay_lib.stats.inference import HypothesisResult, t_interval
 
+from notebook_fixtures import prose_glue_names
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 NOTEBOOK = ROOT / "chapters" / "06_initialisation.ipynb"
 FIGURES = {"fig-init-curves", "fig-init-grads"}
-
-
-def _prose_glue_names(path) -> set[str]:
-    """Every glue name the notebook's Markdown reads ({glue:text}`name...`, {glue:md}, {glue:figure})."""
-    text = "".join("".join(c["source"]) for c in json.loads(path.read_text())["cells"] if c["cell_type"] == "markdown")
-    return set(re.findall(r"\{glue(?::\w+)?\}`([\w-]+)", text)) | set(re.findall(r"```\{glue:\w+\} ([\w-]+)", text))
 
 
 def _stored_glue_names(path) -> set[str]:
@@ -92,7 +87,7 @@ def test_glue_names_are_the_names_the_notebook_glues_and_reads():
     assert set(glue_names(_tiny_result())) == set(_tiny_result().glues())
     names = _glued_names(_tiny_result())
     assert names == _stored_glue_names(NOTEBOOK) - {f + "-data" for f in FIGURES} - FIGURES
-    assert _prose_glue_names(NOTEBOOK) - FIGURES <= names
+    assert prose_glue_names(NOTEBOOK) - FIGURES <= names
 
 
 def test_every_declared_evidence_of_the_chapter_is_glued_as_evidence():

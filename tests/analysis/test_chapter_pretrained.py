@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import math
 import pathlib
-import re
 from types import SimpleNamespace
 
 import numpy as np
@@ -16,6 +15,8 @@ import pytest
 from resdecay_lib.analysis.chapters import pretrained
 from resdecay_lib.book import evidence
 from resdecay_lib.book.glues import EvidenceGlue, Table, Words, glue_names
+
+from notebook_fixtures import prose_glue_names
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 NOTEBOOK = ROOT / "chapters" / "09_pretrained.ipynb"
@@ -95,13 +96,6 @@ def _stored_glue_names(nb) -> set:
             if o.get("metadata", {}).get("scrapbook")}
 
 
-def _prose_glue_names(nb) -> set:
-    text = "\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown")
-    roles = {m.split(":")[0] for m in re.findall(r"\{glue:(?:text|md)\}`([^`]+)`", text)}
-    blocks = set(re.findall(r"```\{glue:(?:md|figure)\} (\S+)", text))
-    return roles | blocks
-
-
 def _glued_parts(glues: dict) -> set:
     """The names glue_all stores: an evidence name as the parts its kind has (name, name_lo, ...)."""
     out = set()
@@ -125,7 +119,7 @@ def test_glue_names_are_the_notebooks(result):
     assert set(glue_names(result)) == set(result.glues())
     figures = {n for n in _stored_glue_names(nb) if n.startswith("fig-")}
     assert names == _stored_glue_names(nb) - figures
-    assert _prose_glue_names(nb) <= names | figures
+    assert prose_glue_names(NOTEBOOK) <= names | figures
     assert all(isinstance(result.glues()[n], Table) for n in names if n.endswith("_table"))
 
 

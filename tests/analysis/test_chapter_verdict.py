@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import pathlib
-import re
 import tomllib
 
 import pytest
@@ -14,15 +13,12 @@ from resdecay_lib.analysis.chapters import verdict as V
 from resdecay_lib.book import ledger
 from resdecay_lib.book.glues import Table, Words, glue_names
 
+from notebook_fixtures import prose_glue_names
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 CHAPTER = ROOT / "chapters" / "10_verdict.ipynb"
 PREFACE = ROOT / "intro.ipynb"
 COUNT_NAMES = {"ledger-n-claims", "ledger-n-evidence"} | {"ledger-n-" + w.replace(" ", "-") for w in ledger.VERDICTS}
-
-
-def _prose_glue_names(path) -> set[str]:
-    text = "".join("".join(c["source"]) for c in json.loads(path.read_text())["cells"] if c["cell_type"] == "markdown")
-    return set(re.findall(r"\{glue(?::\w+)?\}`([\w-]+)", text)) | set(re.findall(r"```\{glue:\w+\} ([\w-]+)", text))
 
 
 def _entry(cid="claim-a", word="holds", short="x | y", numbers=""):
@@ -111,12 +107,12 @@ def test_glues_of_a_tiny_result():
 def test_glue_names_are_the_names_the_chapter_reads_and_its_counts():
     from resdecay_lib.book.claims import CLAIMS
     names = set(glue_names(_tiny_result([_entry(c.id) for c in CLAIMS])))
-    assert names == _prose_glue_names(CHAPTER) | COUNT_NAMES
+    assert names == prose_glue_names(CHAPTER) | COUNT_NAMES
 
 
 def test_preface_glue_names_are_the_names_the_preface_reads():
     result = V.PrefaceResult(findings=Words("f"), headline=(("toy", -0.9, -1.0, -0.8, -0.9, "claim-a", "holds"),))
-    assert set(glue_names(result)) == _prose_glue_names(PREFACE)
+    assert set(glue_names(result)) == prose_glue_names(PREFACE)
     assert result.glues()["preface-headline"].splitlines()[2] == "| toy | -0.90 [-1.00, -0.80] | -0.90 | {ref}`claim-a` | holds |"
 
 
