@@ -5,7 +5,16 @@
   measurement's own standard errors: the per-layer change (over sequences) of every part
   of the stream, and the validation loss (over windows).
 * :func:`whole_run_ablation` re-trains a stored run to the end and compares the loss
-  increase from removing each block, in its standard errors over windows.
+  increase from removing each block, in its standard errors over windows (a whole run:
+  minutes on a CPU).
+* :func:`stored_weights` evaluates, live, the final weights a run stored beside its result
+  (:mod:`resdecay_lib.training.weights`) and compares what they give with the stored result:
+  the loss increase from removing each block and the final validation loss, in their
+  standard errors over windows, and the per-layer change at the last measured step, in its
+  standard errors over sequences (seconds). It ties the stored numbers to the evaluation
+  code as it stands and to weights that the training code produced when they were stored
+  (their ``provenance`` names that code); the training code as it stands is what
+  :func:`first_interval` re-runs.
 
 With the thread count pinned (the stored config's), the same CPU family gives the same
 bits and every deviation is 0; another CPU family may differ in the last bits of each step,
@@ -15,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..checks import Instance, accepts
+from ..checks import Instance, PathArg, accepts
 from .depth_analysis import ablation
 from .training_analysis import at_step
 from ..training.runs import RunPlan, run_result
@@ -23,7 +32,7 @@ from ..training.train import TrainConfig
 
 _PLAN = Instance(RunPlan, "a RunPlan (sweep.plan_of(spec))")
 
-__all__ = ["first_interval", "whole_run_ablation"]
+__all__ = ["first_interval", "whole_run_ablation", "stored_weights"]
 
 
 def _check(stored):
@@ -43,13 +52,19 @@ def first_interval(stored: dict, plan: RunPlan) -> dict:
     step = plan.resolve(cfg.steps)[0][1]
     live = run_result(cfg, plan, stop_at=step)
     s, l_ = at_step(stored, step), at_step(live, step)
-    zs = []
-    for part, rec in s["measure"].items():
-        a, b, se = (np.asarray(x, float) for x in (l_["measure"][part]["omega_sq"], rec["omega_sq"],
-                                                   rec["omega_sq_se"]))
-        zs.append(float(np.max(np.abs(a - b) / se)))
     z_loss = abs(l_["val_loss"]["mean"] - s["val_loss"]["mean"]) / s["val_loss"]["se"]
-    return {"name": stored["name"], "step": step, "max_z_change": max(zs), "z_loss": float(z_loss)}
+    return {"name": stored["name"], "step": step, "max_z_change": _max_z_change(s["measure"], l_["measure"]),
+            "z_loss": float(z_loss)}
+
+
+def _max_z_change(stored: dict, live: dict) -> float:
+    """max over the stored measurement's parts and layers of |live - stored| / se of omega_k^2
+    (``stored``, ``live``: measure_zoo's dicts, {part: {"omega_sq", "omega_sq_se", ...}})."""
+    zs = []
+    for part, rec in stored.items():
+        a, b, se = (np.asarray(x, float) for x in (live[part]["omega_sq"], rec["omega_sq"], rec["omega_sq_se"]))
+        zs.append(float(np.max(np.abs(a - b) / se)))
+    return max(zs)
 
 
 @accepts(stored=Instance(dict, "a stored run's result dict"), plan=_PLAN)
@@ -61,3 +76,44 @@ def whole_run_ablation(stored: dict, plan: RunPlan) -> dict:
     d_s, se_s = ablation(stored)
     d_l, _ = ablation(live)
     return {"name": stored["name"], "max_z": float(np.max(np.abs(d_l - d_s) / se_s)), "delta": d_l}
+
+
+@accepts(stored=Instance(dict, "a stored run's result dict"), weights=PathArg())
+def stored_weights(stored: dict, weights) -> dict:
+    """Evaluate, live, the final weights stored for ``stored`` (a finished run's result dict) in
+    the file ``weights`` (:func:`~resdecay_lib.training.weights.load_weights`, which checks that
+    they are that run's: its name and configuration) on the run's own windows, with its thread
+    count pinned, and compare with what ``stored`` holds.
+
+    Returns ``{"name", "step", "max_z" (the largest |live - stored| / se of the loss increases
+    delta_k from removing each block, se the stored delta_se over windows), "z_loss" (the same
+    for the final validation loss), "max_z_change" (the largest |live - stored| / se of
+    omega_k^2 at the last measured step, over parts and layers, as :func:`first_interval`),
+    "max_abs_delta" (max_k |live - stored| of delta_k, nats/char), "delta" (the live delta_k),
+    "provenance" (the weights': the code and machine that trained them)}``. Seconds on a CPU:
+    one forward pass per block removed, over the run's evaluation windows.
+    """
+    _check(stored)
+    if stored.get("status") != "ok":
+        raise ValueError(f"stored must be a finished run (status 'ok'), got status {stored.get('status')!r}")
+    from ..nn.device import pin_threads
+    from ..nn.evaluation import ablation_losses, evaluate
+    from ..nn.probe import measure_zoo
+    from ..training.data import eval_windows, load_corpus
+    from ..training.weights import load_weights
+    w = load_weights(weights, stored)
+    cfg = w.config
+    pin_threads(cfg.threads)                  # the run's own: the last bits of a reduction depend on it
+    model = w.model("cpu")
+    corpus = load_corpus(cfg.corpus)
+    xv, yv = eval_windows(corpus.val, cfg.eval_windows, cfg.block_size)
+    xm, _ = eval_windows(corpus.val, cfg.measure_windows, cfg.block_size)
+    d_s, se_s = ablation(stored)
+    live = ablation_losses(model, xv, yv)
+    d_l = np.asarray(live["delta"], float)
+    val_s, val_l = stored["final"]["val_loss"], evaluate(model, xv, yv)
+    last = at_step(stored, max(c["step"] for c in stored["checkpoints"] if "measure" in c))
+    return {"name": stored["name"], "step": last["step"], "max_z": float(np.max(np.abs(d_l - d_s) / se_s)),
+            "z_loss": float(abs(val_l["mean"] - val_s["mean"]) / val_s["se"]),
+            "max_z_change": _max_z_change(last["measure"], measure_zoo(model, xm)),
+            "max_abs_delta": float(np.max(np.abs(d_l - d_s))), "delta": d_l, "provenance": w.provenance}

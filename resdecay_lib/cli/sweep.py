@@ -4,14 +4,17 @@
 
     python -m resdecay_lib sweep configs/train_long.toml [--root DIR]
         [--executor local|dask|slurm] [--workers N] [--scheduler ADDRESS] [--device cuda]
-        [--connect-timeout S] [--no-wait]
+        [--connect-timeout S] [--no-wait] [--keep-weights]
 
 The work is :mod:`resdecay_lib.training.sweep` (:func:`~resdecay_lib.training.sweep.run_sweep`
 over an executor of :mod:`resdecay_lib.training.engines`); this module parses the options,
 checks them, the store and the cache before any engine starts
 (:func:`~resdecay_lib.training.sweep.check_sweep`), and prints the table of the sweep's runs at
 its end. ``--device cuda`` runs the same sweep on a GPU, stored apart
-(:func:`~resdecay_lib.training.sweep.on_device`).
+(:func:`~resdecay_lib.training.sweep.on_device`). ``--keep-weights``: each run this sweep
+trains also stores its final weights beside its result, ``<out>/<run id>.weights.pt``
+(:mod:`resdecay_lib.training.weights`); the result files are the same with or without, and runs
+already stored are skipped without weights (run into a fresh ``--root`` to have them).
 
 Exit codes: 0, every result of the sweep is on disk (whoever trained it); 2, a bad option, path,
 cache or engine, before any run; 3 (:data:`EXIT_HELD`), with ``--no-wait``, runs another live
@@ -92,7 +95,7 @@ def _run(args) -> int:
     try:
         with open_executor(engine, workers, args.scheduler, spec, root,
                            connect_timeout=timeout) as ex:
-            done = run_sweep(spec, root=root, executor=ex, wait=not args.no_wait)
+            done = run_sweep(spec, root=root, executor=ex, wait=not args.no_wait, keep_weights=args.keep_weights)
     except EngineUnavailable as exc:
         print(f"sweep: {exc}", file=sys.stderr)
         return 2
@@ -189,4 +192,7 @@ def register_cli(subparsers) -> None:
     q.add_argument("--no-wait", action="store_true",
                    help="do not wait for runs another live process holds: report them and end "
                         f"with exit code {EXIT_HELD} if any still has no result")
+    q.add_argument("--keep-weights", action="store_true",
+                   help="each run this sweep trains also stores its final weights beside its result: "
+                        "<out>/<run id>.weights.pt (runs already stored are skipped without weights)")
     q.set_defaults(func=_run)

@@ -1,13 +1,15 @@
 """The ``train`` command: one model trained, measured through training, its result written.
 
-``resdecay train [--OPTION VALUE ...] [--checkpoint FILE] [--out FILE]`` builds a
+``resdecay train [--OPTION VALUE ...] [--checkpoint FILE] [--out FILE] [--keep-weights]`` builds a
 :class:`~resdecay_lib.training.plan.TrainConfig` from one option per field (``--help`` lists
 each one's valid values and default, and the placements ``--arch`` takes), runs it with
 :func:`resdecay_lib.training.runs.run_result`, writes the result JSON atomically (to ``--out``,
 by default ``runs/<run name>.json`` under the current folder) and prints the final validation
 loss, the exponent of the per-layer change at the last measured step beside the theorem's
 (:func:`~resdecay_lib.training.runs.stored_exponent`,
-:func:`~resdecay_lib.training.runs.exponent_lines`) and where the result went.
+:func:`~resdecay_lib.training.runs.exponent_lines`) and where the result went. ``--keep-weights``
+also stores the finished run's final weights beside the result, ``<out stem>.weights.pt``
+(:mod:`resdecay_lib.training.weights`; the result JSON is the same with or without them).
 
 Every option and path is checked before any work (one line, exit code 2). A checkpoint the
 library wrote that cannot be read is discarded and the run starts over, as a sweep does; one it
@@ -28,6 +30,7 @@ from ..training.plan import TrainConfig
 from ..training.runs import K_MIN, LEVEL, exponent_lines, part_read, run_result, stored_exponent
 from ..training.store import write_json_atomic
 from ..training.train import CheckpointMismatch, CheckpointUnreadable, ForeignCheckpoint, discard_checkpoint
+from ..training.weights import weights_path
 
 __all__ = ["DEFAULT_OUT_DIR", "register_cli"]
 
@@ -67,17 +70,23 @@ def _run(args) -> int:
         ck = check_out_file("--checkpoint", args.checkpoint) if args.checkpoint is not None else None
         if ck is not None and out.resolve() == ck.resolve():
             raise ValueError(f"--out and --checkpoint must be two files, got {str(out)!r} for both")
+        wts = None
+        if args.keep_weights:
+            wts = check_out_file(f"--keep-weights (beside --out: {str(weights_path(out))!r})", weights_path(out))
+            if ck is not None and wts.resolve() == ck.resolve():
+                raise ValueError(f"--keep-weights writes {str(wts)!r}, which is --checkpoint: name another "
+                                 f"--checkpoint")
     except ValueError as exc:
         print(f"train: {exc}", file=sys.stderr)
         return 2
     try:
         try:
-            res = run_result(cfg, checkpoint=ck)
+            res = run_result(cfg, checkpoint=ck, weights=wts)
         except CheckpointUnreadable as exc:   # as the sweep does: start over, and say so
             if isinstance(exc, ForeignCheckpoint):
                 raise                            # not the library's file: refused, left as it is
             print(f"train: {exc}; {discard_checkpoint(ck)}, restarting the run from step 0", file=sys.stderr)
-            res = run_result(cfg, checkpoint=ck)
+            res = run_result(cfg, checkpoint=ck, weights=wts)
     except (CheckpointMismatch, ForeignCheckpoint) as exc:
         print(f"train: {' '.join(str(exc).split())}"[:500], file=sys.stderr)
         return 2
@@ -96,7 +105,7 @@ def _run(args) -> int:
           f"(step 0: {res['val_curve'][0]['mean']:.4f}), {res['wall_time_s']:.0f} s")
     for line in _exponent_lines(res, cfg.run_name()):
         print(line)
-    print(f"result written to {out}")
+    print(f"result written to {out}" + (f"; final weights to {wts}" if wts is not None else ""))
     return 0
 
 
@@ -137,5 +146,9 @@ def register_cli(subparsers) -> None:
     p.add_argument("--checkpoint", default=None, help="checkpoint file (resumes if it exists)")
     p.add_argument("--out", default=None, metavar="FILE",
                    help=f"result JSON file (default {DEFAULT_OUT_DIR}/<run name>.json under the current folder)")
+    p.add_argument("--keep-weights", action="store_true",
+                   help="also store the finished run's final weights (float32 state_dict, with its config and "
+                        "provenance; resdecay_lib.training.weights.load_weights reads them) beside the result: "
+                        "<out stem>.weights.pt; the result JSON is the same without")
     p.set_defaults(func=_run)
     _describe_options(p)

@@ -9,7 +9,8 @@ validation windows and on pydoc (out of domain), the loss with each block remove
 (:func:`resdecay_lib.nn.evaluation.ablation_losses`) and the convergence criterion
 (:func:`convergence`). It returns a JSON-ready dict with its provenance (:func:`provenance`:
 code version, library versions, device, CPU model and torch's CPU capability, threads, seeds;
-and the wall time).
+and the wall time). Asked to (``weights``), it also stores the finished run's final weights
+(:mod:`resdecay_lib.training.weights`), leaving the result as it is.
 
 :func:`stored_exponent` turns a stored result (the dict :func:`run_result` returns, or the
 JSON a ``train`` or a sweep wrote) into the exponent of its per-layer change at one measured
@@ -33,7 +34,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from ..checks import Flag, Instance, Int, OneOf, PathArg, Real, Text, accepts, check_int, show
+from ..checks import Flag, Instance, Int, OneOf, PathArg, Real, Text, accepts, check_int, check_out_file, show
 from ..nn.config import ARCH_NAMES
 from .data import eval_windows, load_corpus
 from ..nn.device import manual_seed_all, pin_threads, resolve_device
@@ -43,6 +44,7 @@ from ..nn.probe import Exponent, exponent, measure_zoo
 from .plan import RunPlan, TrainConfig
 from .store import code_version, library_versions, machine
 from .train import NonFiniteLoss, prepare_checkpoint, train
+from .weights import save_weights
 
 __all__ = ["RESULT_SCHEMA", "convergence", "flops_per_step", "provenance", "run_result",
            "CONVERGENCE_WINDOW", "CONVERGENCE_TOL", "stored_exponent", "exponent_lines", "part_read",
@@ -124,20 +126,31 @@ def provenance(cfg: TrainConfig, code: str | None = None) -> dict:
 
 
 @accepts(cfg=_CFG, plan=Instance(RunPlan, "a RunPlan"), checkpoint=PathArg(none=True),
-         progress=Flag(none=True), stop_at=Int(1, none=True), code=Text(none=True))
+         progress=Flag(none=True), stop_at=Int(1, none=True), code=Text(none=True), weights=PathArg(none=True))
 def run_result(cfg: TrainConfig, plan: RunPlan = RunPlan(), checkpoint: str | Path | None = None,
                progress: bool | None = None, stop_at: int | None = None,
-               code: str | None = None) -> dict:
+               code: str | None = None, weights: str | Path | None = None) -> dict:
     """Train one run, measure it at ``plan``'s steps and return its JSON-ready result.
 
     ``stop_at``: stop after that many steps (one of the measured steps), returning the
     checkpoints measured so far and no final evaluation (``status`` "partial"): a short
     live re-run of a stored run's first checkpoint intervals. ``code``: the code version
-    to record (a sweep computes it once, before any run starts).
+    to record (a sweep computes it once, before any run starts). ``weights``: where to store
+    the final weights of a finished run (:func:`resdecay_lib.training.weights.save_weights`,
+    atomic; usually :func:`~resdecay_lib.training.weights.weights_path` of the result file),
+    written before this returns; a run that does not finish writes none. The result is the
+    same with or without them.
     """
     measure_steps, eval_steps = plan.resolve(cfg.steps)
     if stop_at is not None and stop_at not in measure_steps[1:]:
         raise ValueError(f"stop_at must be one of the measured steps {measure_steps[1:]}, got {stop_at!r}")
+    if weights is not None:
+        if stop_at is not None:
+            raise ValueError(f"weights: a run stopped at step {stop_at} (stop_at) has no final weights to store; "
+                             f"give weights=None or stop_at=None")
+        check_out_file("weights", weights)
+        if checkpoint is not None and Path(weights).resolve() == Path(checkpoint).resolve():
+            raise ValueError(f"weights and checkpoint must be two files, got {str(weights)!r} for both")
     if checkpoint is not None:
         # before any work: a path that cannot be written fails, and anything at it but a
         # checkpoint the library wrote (a foreign file, a folder, a FIFO) is refused, untouched
@@ -199,6 +212,8 @@ def run_result(cfg: TrainConfig, plan: RunPlan = RunPlan(), checkpoint: str | Pa
                                        if k != "per_window"},
                         "ablation": ablation_losses(model, xv, yv)}
         out["convergence"] = convergence(out["val_curve"], cfg.steps)
+        if weights is not None:   # before the caller writes the result: a stored result has its weights
+            save_weights(model, cfg, weights, cfg.steps, prov, head["name"])
     # a resumed run adds the time its earlier segments recorded in the checkpoint; an older
     # checkpoint that did not record it leaves only this segment's time, and says so
     segment = time.perf_counter() - t0

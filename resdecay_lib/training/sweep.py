@@ -26,6 +26,13 @@ Two sweeps on one folder share the work: a run another live process holds is wai
 (:func:`run_sweep`'s ``wait``), polling at most every :data:`WAIT_MAX_S` seconds, until its
 result appears or its holder dies (its claim is then taken over and the run trained here).
 
+Weights (``keep_weights``, the ``sweep`` command's ``--keep-weights``): each run this sweep
+finishes also stores its final weights beside its result, ``<out>/<run id>.weights.pt``
+(:mod:`resdecay_lib.training.weights`), written before the result, so a result this sweep wrote
+has its weights; the result files are the same with or without. A run already stored is
+skipped as always: its weights are not made after the fact (a sweep into a fresh ``--root``
+trains and keeps them).
+
 The ``sweep`` command (:mod:`resdecay_lib.cli.sweep`) runs a sweep file from the command
 line, on a device of choice (:func:`on_device`), and prints a table of its runs.
 
@@ -53,6 +60,7 @@ from .runs import run_result
 from .store import (SweepSpec, claim, code_version, load_sweep, plan_of, read_result, release, result_path, run_id,
                     sweep_runs, write_json_atomic)
 from .train import CheckpointUnreadable, ForeignCheckpoint, clean_checkpoint_temporaries, discard_checkpoint
+from .weights import weights_path
 
 __all__ = ["DEVICES", "on_device", "run_one", "run_sweep", "check_sweep", "unfinished", "CLAIMED",
            "WAIT_FIRST_S", "WAIT_MAX_S"]
@@ -107,9 +115,12 @@ CLAIMED = "claimed by another live process, skipped"
 
 
 @accepts(spec=_SPEC, cfg_dict=Instance(dict, "a dict of TrainConfig fields"), root=_ROOT, code=Text(),
-         progress=Flag(none=True))
-def run_one(spec: dict, cfg_dict: dict, root: str, code: str, progress=None) -> tuple[str, str]:
+         progress=Flag(none=True), keep_weights=Flag())
+def run_one(spec: dict, cfg_dict: dict, root: str, code: str, progress=None,
+            keep_weights: bool = False) -> tuple[str, str]:
     """Run one configuration of a sweep unless it is done or claimed: (name, what happened).
+    ``keep_weights``: a run trained here also stores its final weights beside its result
+    (:func:`~resdecay_lib.training.weights.weights_path`, written before the result).
 
     Module-level and taking plain data, so any executor can ship it to a worker. The holder
     of a run's claim removes the temporaries killed writers left (checkpoint and result), and
@@ -122,6 +133,8 @@ def run_one(spec: dict, cfg_dict: dict, root: str, code: str, progress=None) -> 
     path = result_path(spec, cfg, root)
     res, note = read_result(path, cfg)
     if res is not None:
+        if keep_weights and not weights_path(path).is_file():   # said, so --keep-weights is not read as done
+            return run_id(spec, cfg), "done, skipped (stored before, without weights: not kept)"
         return run_id(spec, cfg), "done, skipped"
     name = run_id(spec, cfg)
     held = claim(Path(root) / spec["out"] / ".claims", name)
@@ -137,20 +150,22 @@ def run_one(spec: dict, cfg_dict: dict, root: str, code: str, progress=None) -> 
         ck = _checkpoint_dir(spec, root) / f"{name}.pt"
         clean_checkpoint_temporaries(ck, every=True)   # this process holds the claim
         _clean_result_temporaries(path)
+        wts = weights_path(path) if keep_weights else None
         try:
-            res = run_result(cfg, plan_of(spec), checkpoint=ck, progress=progress, code=code)
+            res = run_result(cfg, plan_of(spec), checkpoint=ck, progress=progress, code=code, weights=wts)
         except ForeignCheckpoint:
             raise                       # not the library's file: refused and left as it is, never removed
         except CheckpointUnreadable as exc:   # a truncated checkpoint of its own: removed, the run starts over
             print(f"{name}: {exc}; {discard_checkpoint(ck)}, restarting the run from step 0", file=sys.stderr)
-            res = run_result(cfg, plan_of(spec), checkpoint=ck, progress=progress, code=code)
+            res = run_result(cfg, plan_of(spec), checkpoint=ck, progress=progress, code=code, weights=wts)
         write_json_atomic(res, path)
         if res["status"] == "ok":
             ck.unlink(missing_ok=True)  # a non-finite run keeps its last good checkpoint
             _remove_if_empty(ck.parent)
         else:
             note = (note + "; " if note else "") + f"failed at step {res.get('failed_step')}"
-        return name, (note + "; " if note else "") + f"{res['status']}, {res['wall_time_s']:.0f} s"
+        kept = f", weights in {wts.name}" if wts is not None and res["status"] == "ok" else ""
+        return name, (note + "; " if note else "") + f"{res['status']}, {res['wall_time_s']:.0f} s{kept}"
     finally:
         stop.set()
         release(held)
@@ -209,17 +224,17 @@ def _run_all(args, executor, progress):
     """run_one of each of ``args`` (in this process, or through ``executor``), yielding (index, result)."""
     if executor is None:
         for i, a in enumerate(args):
-            yield i, run_one(*a, progress=progress)
+            yield i, run_one(*a[:4], progress=progress, keep_weights=a[4])
         return
-    futs = [executor.submit(run_one, *a) for a in args]
+    futs = [executor.submit(run_one, *a[:4], None, a[4]) for a in args]   # positional: submit(fn, *args) only
     for i, f in enumerate(futs):
         yield i, f.result()
 
 
 @accepts(root=_ROOT, executor=_Executor(), log=Callable("a callable log(line)"), progress=Flag(none=True),
-         wait=Flag())
+         wait=Flag(), keep_weights=Flag())
 def run_sweep(spec_or_path, root: str | Path = ".", executor: cf.Executor | None = None,
-              log=print, progress=None, wait: bool = True) -> list[tuple[str, str]]:
+              log=print, progress=None, wait: bool = True, keep_weights: bool = False) -> list[tuple[str, str]]:
     """Run every configuration of the sweep that has no result yet, through ``executor``.
 
     ``executor``: any ``concurrent.futures.Executor`` (a process pool, Dask's
@@ -239,11 +254,15 @@ def run_sweep(spec_or_path, root: str | Path = ".", executor: cf.Executor | None
     and the run trained here. A holder that lives and keeps its claim fresh is waited for as
     long as it runs. ``wait=False``: such runs are left :data:`CLAIMED` (see
     :func:`unfinished`).
+
+    ``keep_weights``: every run trained by this call also stores its final weights beside its
+    result (``<out>/<run id>.weights.pt``, :mod:`resdecay_lib.training.weights`); runs already
+    stored are skipped without weights.
     """
     spec = load_sweep(spec_or_path)
     out = check_sweep(spec, root, local=executor is None)
     code = code_version()
-    args = [(dict(spec), asdict(c), str(root), code) for c in sweep_runs(spec)]
+    args = [(dict(spec), asdict(c), str(root), code, keep_weights) for c in sweep_runs(spec)]
     n = len(args)
     log(f"sweep {spec.get('name') or spec['out']}: {n} runs, results in {out}")
     done: list = [None] * n
@@ -268,7 +287,7 @@ def run_sweep(spec_or_path, root: str | Path = ".", executor: cf.Executor | None
             done[i] = res
             if res[1] != CLAIMED:
                 log(f"[{i + 1}/{n}] {res[0]}: {res[1]}" + (" (by the other process)"
-                                                          if res[1] == "done, skipped" else ""))
+                                                          if res[1].startswith("done, skipped") else ""))
         held = [i for i in held if done[i][1] == CLAIMED]
     return done
 

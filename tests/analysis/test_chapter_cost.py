@@ -88,10 +88,77 @@ def test_a_seed_sets_evidence_is_glued_under_its_tag():
 
 def test_the_reproduction_prints_each_run_and_collects_every_z():
     r = cost.Reproduction(({"name": "a", "step": 20, "max_z_change": 0.5, "z_loss": 4.0},),
-                          {"name": "b", "max_z": 1.0}, np.array([2.0, 0.3]))
-    assert r.z_scores == {"a change": 0.5, "a loss": 4.0, "b removal costs": 1.0}
+                          {"name": "b", "step": 3600, "max_z": 1.0, "z_loss": 0.0, "max_z_change": 2.0},
+                          np.array([2.0, 0.3]))
+    assert r.z_scores == {"a change": 0.5, "a loss": 4.0, "b removal costs": 1.0, "b final loss": 0.0,
+                          "b final change": 2.0}
     text = str(r)
-    assert "a" in text and "4.00 standard errors" in text and "within 3 standard errors of each" in text
+    assert "a" in text and "4.00 standard errors" in text
+    assert ("stored final weights give removal costs, final loss and change at step 3600 within 3 standard errors"
+            in text)
+    far = cost.Reproduction((), {"name": "b", "step": 3600, "max_z": 1.0, "z_loss": 5.5, "max_z_change": 0.0},
+                            np.array([2.0, 0.3]))
+    assert "up to 5.50 standard errors from them" in str(far)
+
+
+# ----------------------------------------------------------------------------- the check from stored weights
+
+@pytest.fixture(scope="module")
+def tiny_kept(tmp_path_factory):
+    """A tiny finished run (8 steps) with its final weights stored beside it: (result, weights file)."""
+    from resdecay_lib.training import runs, train as T
+    cfg = T.TrainConfig(arch="pre_ln", n_layer=2, d_model=16, n_head=2, block_size=16, batch_size=4, steps=8,
+                        warmup=2, threads=1, eval_windows=6, measure_windows=4, device="cpu")
+    path = tmp_path_factory.mktemp("kept") / "pre_ln_L2_s0.weights.pt"
+    return runs.run_result(cfg, runs.RunPlan(measure_steps=(0, 2, 8), eval_every=4), weights=path), path
+
+
+def test_the_stored_weights_of_an_unchanged_run_give_its_stored_numbers_exactly(tiny_kept):
+    from resdecay_lib.analysis import recheck
+    res, path = tiny_kept
+    out = recheck.stored_weights(res, path)
+    assert (out["name"], out["step"]) == ("pre_ln_L2_s0", 8)
+    assert out["max_z"] == out["z_loss"] == out["max_z_change"] == out["max_abs_delta"] == 0
+    assert list(out["delta"]) == res["final"]["ablation"]["delta"]
+    assert out["provenance"]["code_version"] == res["code_version"]
+
+
+@pytest.mark.parametrize("field", ["delta", "val_loss", "omega_sq"])
+def test_a_stored_number_the_weights_do_not_give_is_seen_in_its_standard_errors(tiny_kept, field):
+    import copy
+    from resdecay_lib.analysis import recheck
+    res, path = tiny_kept
+    moved = copy.deepcopy(res)
+    if field == "delta":
+        a = moved["final"]["ablation"]
+        a["delta"] = [d + 10 * se for d, se in zip(a["delta"], a["delta_se"])]
+        key = "max_z"
+    elif field == "val_loss":
+        moved["final"]["val_loss"]["mean"] += 10 * moved["final"]["val_loss"]["se"]
+        key = "z_loss"
+    else:
+        rec = moved["checkpoints"][-1]["measure"]["stream"]
+        rec["omega_sq"] = list(np.asarray(rec["omega_sq"]) + 10 * np.asarray(rec["omega_sq_se"]))
+        key = "max_z_change"
+    out = recheck.stored_weights(moved, path)
+    assert out[key] == pytest.approx(10, rel=1e-6)
+    assert all(out[k] == 0 for k in ("max_z", "z_loss", "max_z_change") if k != key)
+
+
+def test_the_check_from_stored_weights_refuses_another_runs_weights_or_an_unfinished_run(tiny_kept, tmp_path):
+    import copy
+    from resdecay_lib.analysis import recheck
+    res, path = tiny_kept
+    other = copy.deepcopy(res)
+    other["config"]["lr"] = 0.01
+    with pytest.raises(ValueError, match="not those of stored"):
+        recheck.stored_weights(other, path)
+    with pytest.raises(ValueError, match="status 'ok'"):
+        recheck.stored_weights({**res, "status": "partial"}, path)
+    with pytest.raises(ValueError, match="must be an existing file"):
+        recheck.stored_weights(res, tmp_path / "absent.weights.pt")
+    with pytest.raises(ValueError, match="stored"):
+        recheck.stored_weights({"name": "x"}, path)
 
 
 # ----------------------------------------------------------------------------- the notebook's names
@@ -155,6 +222,27 @@ def test_the_removal_costs_match_the_records(result):
     ratios = delta[:, 12:].mean(1) / delta[:, 3:12].mean(1)
     assert result.half_ratio_seeds == ", ".join(f"{x:.2f}" for x in ratios)
     assert result.trend.n == len(pre24)
+
+
+def test_what_the_reproduction_reads_is_the_smallest_pre_ln_runs_record_and_its_weights_file(result):
+    from resdecay_lib.training.weights import load_weights
+    stored = json.loads((ROOT / "results" / "train_long" / "pre_ln_L2_s0.json").read_text())
+    assert (result.weights_run, result.weights_run_code) == ("pre_ln_L2_s0", stored["code_version"])
+    assert result.weights_file == "results/train_long/pre_ln_L2_s0.weights.pt"
+    w = load_weights(ROOT / result.weights_file, stored)          # the run's own name and configuration
+    assert result.weights_code == w.provenance["code_version"] and result.weights_code.startswith("git:")
+    assert w.provenance["threads"] == stored["config"]["threads"] == 1
+    assert result.first_step == stored["plan"]["measure_steps"][1] == 20
+    g = result.glues()
+    assert g["rep_run"] == "`pre_ln_L2_s0`" and g["rep_weights_file"] == f"`{result.weights_file}`"
+    assert g["rep_z_max"] == cost.Z_MAX and g["rep_first_step"] == 20
+
+
+def test_the_stored_weights_of_the_smallest_pre_ln_run_give_its_stored_numbers(result):
+    from resdecay_lib.analysis import recheck
+    stored = json.loads((ROOT / "results" / "train_long" / "pre_ln_L2_s0.json").read_text())
+    out = recheck.stored_weights(stored, ROOT / result.weights_file)
+    assert max(out["max_z"], out["z_loss"], out["max_z_change"]) <= cost.Z_MAX, out
 
 
 def test_the_depth_slope_and_the_learning_rates_match_the_records(result):

@@ -38,6 +38,7 @@ from hypothesis import strategies as st  # noqa: E402
 from resdecay_lib import checks as C  # noqa: E402
 from resdecay_lib.training import baselines, data, engines, runs, store, sweep, train  # noqa: E402
 from resdecay_lib.training import plan  # noqa: E402
+from resdecay_lib.training import weights  # noqa: E402
 from resdecay_lib.nn import config as nn_config  # noqa: E402
 from resdecay_lib.analysis import pruning, init_analysis, pretrained_analysis, recheck  # noqa: E402
 from resdecay_lib.nn import evaluation, hooks, metrics, models, pretrained, probe, progress, quantise  # noqa: E402
@@ -46,12 +47,13 @@ from resdecay_lib.__main__ import main  # noqa: E402
 
 #: the modules whose public functions declare their domains
 MODULES = (baselines, data, pruning, engines, evaluation, hooks, init_analysis, metrics, models, pretrained, probe, progress,
-           quantise, pretrained_analysis, recheck, runs, stats, sweep, train, store, plan, nn_config)
+           quantise, pretrained_analysis, recheck, runs, stats, sweep, train, store, plan, nn_config, weights)
 
 #: public names that declare no domain, and why
 NO_DOMAIN = {
     "Exponent": "a result record",
     "TrainState": "a result record, made by train()",
+    "StoredWeights": "a result record, made by load_weights",
     "NonFiniteLoss": "an exception", "CheckpointUnreadable": "an exception",
     "CheckpointMismatch": "an exception", "CorpusUnavailable": "an exception",
     "MissingPackage": "an exception", "EngineUnavailable": "an exception",
@@ -222,6 +224,15 @@ EXAMPLES = {
                                     plan=runs.RunPlan((0, 4))), False),
     "analysis.recheck.whole_run_ablation": (dict(stored={"config": dataclasses.asdict(CFG), "checkpoints": []},
                                         plan=runs.RunPlan((0, 4))), False),
+    "analysis.recheck.stored_weights": (dict(stored={"config": dataclasses.asdict(CFG), "checkpoints": []},
+                                             weights=TMP / "absent.weights.pt"), False),
+    # weights
+    "training.weights.weights_path": (dict(result=TMP / "r.json"), True),
+    "training.weights.save_weights": (dict(model=MODEL, cfg=CFG, path=TMP / "w.weights.pt", step=4,
+                                           provenance={"code_version": "git:fuzz"}, name=None), True),
+    "training.weights.load_weights": (dict(path=TMP / "w.weights.pt", stored=None), False),
+    "training.weights.StoredWeights.model": (dict(self=weights.StoredWeights("x", CFG, 4, 5, {}, {}, TMP / "w"),
+                                                  device="cpu"), False),
     # runs
     "training.plan.RunPlan": (dict(measure_steps=(0, 2, 4), eval_every=2), True),
     "training.plan.RunPlan.default_measure_steps": (dict(steps=100), True),

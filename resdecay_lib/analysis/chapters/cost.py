@@ -21,10 +21,14 @@
 * the ledger's statistics on every seed, on the discovery seeds and on the held-out seeds
   (:func:`~resdecay_lib.analysis.training_claims.cost_evidence`).
 
-:func:`reproduce` re-trains, live, the first checkpoint interval of every placement's smallest
-run and the whole smallest Pre-LN run (:mod:`~resdecay_lib.analysis.recheck`): the check that
-the stored runs are those the code as it stands produces. It trains (minutes on a CPU), so it
-is kept apart from :func:`chapter`, which only reads.
+:func:`reproduce` ties the stored runs to the code as it stands (:mod:`~resdecay_lib.analysis.recheck`):
+it re-trains, live, the first checkpoint interval of every placement's smallest run (seed 0),
+and it evaluates, live, the final weights stored beside the smallest Pre-LN run
+(``<out>/<run>.weights.pt``, :mod:`resdecay_lib.training.weights`; stored by a re-run of the
+same configuration with the ``sweep`` command's ``--keep-weights``): each block's removal cost,
+the final validation loss and the per-layer change at the last measured step against the
+stored ones. It trains (seconds per placement), so it is kept apart from :func:`chapter`,
+which only reads (the weights file's provenance among what it reads).
 """
 from __future__ import annotations
 
@@ -40,6 +44,8 @@ from ...book import ledger
 from ...book.glues import EvidenceGlue, Table, Words
 from ...book.plots import NAMES
 from ...stats import inference as stats
+from ...training.store import plan_of
+from ...training.weights import load_weights, weights_path
 from .. import depth_analysis, recheck, training_analysis, training_claims
 
 __all__ = ["CostResult", "SeedSetEvidence", "Reproduction", "chapter", "reproduce", "depth_slope_words",
@@ -194,6 +200,12 @@ class CostResult:
     ``evidence`` the ledger's statistics on every seed, ``seed_sets`` on each seed set; the
     tables ``final_losses``, ``ablation``, ``ladder``, ``depth_law``, ``gap_table``,
     ``seed_set_table``; ``stored`` a line on what is stored.
+
+    What :func:`reproduce` checks, as read (nothing evaluated): ``first_step`` the first measured
+    step after 0 (the end of the re-trained first interval); ``weights_run`` the run whose
+    stored weights it evaluates (the smallest Pre-LN run, seed 0), ``weights_run_code`` the
+    code version that run's result records, ``weights_file`` the weights file (relative to the
+    book's folder), ``weights_code`` the code version of the re-run that stored them.
     """
     stored: str
     final_steps: int
@@ -223,6 +235,11 @@ class CostResult:
     evidence: dict
     seed_sets: dict
     seed_set_table: Table
+    first_step: int
+    weights_run: str
+    weights_run_code: str
+    weights_file: str
+    weights_code: str
 
     def glues(self) -> dict:
         """Every name Chapter 8 glues on all seeds (the seed sets' names: :attr:`seed_sets`)."""
@@ -264,6 +281,10 @@ class CostResult:
                                     if (iv := self.gaps[a][1]) is not None]),
             **{f"lr_{a}": self.lr[a] for a in ("pre_ln",) + tuple(ledger.GAP_FIXES)},
             "cost_seed_sets_table": self.seed_set_table,
+            "rep_z_max": Z_MAX, "rep_first_step": self.first_step,
+            # a run's name, a file and code versions, shown as code
+            "rep_run": Words(f"`{self.weights_run}`"), "rep_run_code": Words(f"`{self.weights_run_code}`"),
+            "rep_weights_file": Words(f"`{self.weights_file}`"), "rep_weights_code": Words(f"`{self.weights_code}`"),
         }
         out.update({str(e): EvidenceGlue(p["value"], lo=p.get("lo"), hi=p.get("hi"), se=p.get("se"), digits=4)
                     for e, p in self.evidence.items()})
@@ -277,6 +298,14 @@ def _load(root: str):
     sweep = R.Sweep.load(Path(root) / "configs" / "train_long.toml", root)
     deep = tuple(R.Sweep.load(Path(root) / "configs" / f"deep_L{L}.toml", root) for L in DEEP_DEPTHS)
     return sweep, deep
+
+
+def _weights_of(root, sweep):
+    """(the stored result of the smallest Pre-LN run, seed 0; the path of its stored weights)."""
+    small = sweep.runs.get(("pre_ln", min(sweep.depths("pre_ln")), sweep.seeds[0]))
+    if small is None:
+        raise ValueError(f"sweep {sweep.name} has no stored result of its smallest Pre-LN run, seed {sweep.seeds[0]}")
+    return small, weights_path(Path(root) / sweep.spec["out"] / f"{small['name']}.json")
 
 
 def chapter(root) -> CostResult:
@@ -401,6 +430,16 @@ def chapter(root) -> CostResult:
     seed_set_table = Table.of(["seeds", "half ratio (95%)", "theorem's", f"depth slope ({GAP_LEVEL:.2%})"]
                               + [f"{NAMES[a]} minus Pre-LN ({GAP_LEVEL:.2%})" for a in ledger.GAP_FIXES], set_rows)
 
+    # -- what reproduce() re-trains and what it reads: the weights file checked to be the run's
+    small, wfile = _weights_of(root, sweep)
+    weights = load_weights(wfile, small)
+    plan = plan_of(sweep.spec)
+    first_steps = {plan.resolve(sweep.runs[(a, min(sweep.depths(a)), sweep.seeds[0])]["config"]["steps"])[0][1]
+                   for a in sweep.archs}
+    if len(first_steps) != 1:     # the prose names one step for every placement's first interval
+        raise ValueError(f"sweep {sweep.name}: the first intervals of its smallest runs end at different steps "
+                         f"{sorted(first_steps)}")
+
     return CostResult(
         stored=stored, final_steps=final, final_losses=_final_losses_table(sweep, deep_sweeps, excluded),
         ablation_profiles=profiles, block1=block1, later_max=later_max, trend=trend["pre_ln"], ablation=ablation,
@@ -409,19 +448,21 @@ def chapter(root) -> CostResult:
         depth_panels=depth_panels, ladders=ladders, ladder=ladder, slope=slope, n_slope_runs=len(pts),
         law_fits=fits, law_depths=law_depths, alpha=alpha, alpha_edge=edge, law_linf=linf, depth_law=law,
         gaps=gaps, gap_table=gap_table, lr=lr, evidence=evidence, seed_sets=seed_sets,
-        seed_set_table=seed_set_table)
+        seed_set_table=seed_set_table, first_step=first_steps.pop(),
+        weights_run=small["name"], weights_run_code=small["code_version"],
+        weights_file=Path(wfile).relative_to(root).as_posix(), weights_code=weights.provenance["code_version"])
 
 
 # ----------------------------------------------------------------------------- the live re-run
 
 @dataclass(frozen=True)
 class Reproduction:
-    """The live re-runs of :func:`reproduce`: ``first`` the :func:`recheck.first_interval` dict
-    of each placement's smallest run (seed 0), ``whole`` the :func:`recheck.whole_run_ablation`
-    dict of the smallest Pre-LN run, ``stored_delta`` that run's stored delta_k. ``z_scores``:
-    every |live - stored| / se, by what it compares."""
+    """The live checks of :func:`reproduce`: ``first`` the :func:`recheck.first_interval` dict
+    of each placement's smallest run (seed 0), ``weights`` the :func:`recheck.stored_weights`
+    dict of the smallest Pre-LN run's stored final weights, ``stored_delta`` that run's stored
+    delta_k. ``z_scores``: every |live - stored| / se, by what it compares."""
     first: tuple
-    whole: dict
+    weights: dict
     stored_delta: np.ndarray
 
     @property
@@ -430,7 +471,10 @@ class Reproduction:
         for rc in self.first:
             out[f"{rc['name']} change"] = rc["max_z_change"]
             out[f"{rc['name']} loss"] = rc["z_loss"]
-        out[f"{self.whole['name']} removal costs"] = self.whole["max_z"]
+        w = self.weights
+        out[f"{w['name']} removal costs"] = w["max_z"]
+        out[f"{w['name']} final loss"] = w["z_loss"]
+        out[f"{w['name']} final change"] = w["max_z_change"]
         return out
 
     def __str__(self) -> str:
@@ -438,22 +482,24 @@ class Reproduction:
                  if rc["max_z_change"] <= Z_MAX and rc["z_loss"] <= Z_MAX else
                  f"{rc['name']:16s} step {rc['step']}: change {rc['max_z_change']:.2f}, loss {rc['z_loss']:.2f} "
                  f"standard errors from the stored" for rc in self.first]
-        w = self.whole
-        lines.append(f"{w['name']}: stored increases {np.round(self.stored_delta, 2)}; the live re-run of the whole "
-                     + (f"schedule is within {Z_MAX:g} standard errors of each" if w["max_z"] <= Z_MAX else
-                        f"schedule is up to {w['max_z']:.2f} standard errors from them"))
+        w = self.weights
+        worst = max(w["max_z"], w["z_loss"], w["max_z_change"])
+        lines.append(f"{w['name']}: stored increases {np.round(self.stored_delta, 2)}; its stored final weights give "
+                     f"removal costs, final loss and change at step {w['step']} "
+                     + (f"within {Z_MAX:g} standard errors of each" if worst <= Z_MAX else
+                        f"up to {worst:.2f} standard errors from them"))
         return "\n".join(lines)
 
 
 def reproduce(root) -> Reproduction:
     """Re-train, live, the first checkpoint interval of every placement's smallest run (seed 0)
-    of the sweep under ``root``, and the whole smallest Pre-LN run (its full schedule), and
-    compare each with what is stored (:mod:`~resdecay_lib.analysis.recheck`). Trains: minutes on
-    a CPU."""
-    from ...training.store import plan_of
+    of the sweep under ``root`` and compare each with the stored measurement at its end
+    (:func:`recheck.first_interval`); evaluate, live, the final weights stored beside the
+    smallest Pre-LN run (seed 0) and compare its removal costs, final loss and final change with
+    the stored ones (:func:`recheck.stored_weights`). Seconds per placement on a CPU."""
     sweep, _ = _load(str(root))
     plan = plan_of(sweep.spec)
     first = tuple(recheck.first_interval(sweep.runs[(a, min(sweep.depths(a)), sweep.seeds[0])], plan)
                   for a in sweep.archs)
-    small = sweep.runs[("pre_ln", min(sweep.depths("pre_ln")), sweep.seeds[0])]
-    return Reproduction(first, recheck.whole_run_ablation(small, plan), depth_analysis.ablation(small)[0])
+    small, wfile = _weights_of(root, sweep)
+    return Reproduction(first, recheck.stored_weights(small, wfile), depth_analysis.ablation(small)[0])
