@@ -8,6 +8,10 @@ STAMP  := $(VENV)/.installed
 JB     := $(BIN)/jupyter-book
 # 2 cores: one pytest worker each; --dist loadfile keeps a notebook's cells on one worker
 XDIST  := -n 2 --dist loadfile
+# one thread per process (torch and NumPy's BLAS): make test and make book run two processes on two
+# cores, and two 2-thread processes spin against each other (Chapter 6's profile of one seed took
+# 11-22 s at 2 threads beside another process, 0.7-0.9 s at 1). A chapter that pins its own count keeps it.
+export OMP_NUM_THREADS := 1
 
 .PHONY: book test unit unit-fast nbval stored-build chapters bench clean pdf
 
@@ -22,9 +26,9 @@ $(STAMP): requirements.txt requirements-models.txt requirements-corpus.txt pypro
 	$(BIN)/python -m resdecay_lib prepare-models
 	touch $@
 
-## book: set up, execute every chapter, build the HTML in _build/html (strict)
+## book: set up, execute every chapter (two at a time, in a copy: tools/execute_book.py), build the HTML in _build/html (strict)
 book: $(STAMP)
-	$(JB) build -W -n --keep-going --all .
+	$(BIN)/python tools/execute_book.py --jobs 2
 
 ## test: set up, then unit tests (with the headless-Chromium browser and PDF tests), nbval over every chapter (strict) natively and with torch's portable CPU kernels, strict build of stored outputs
 test: $(STAMP)

@@ -182,7 +182,7 @@ def test_chapter_rejects_a_root_that_is_not_a_folder(tmp_path):
 @pytest.fixture(scope="module")
 def measured():
     from resdecay_lib.nn.device import pin_threads
-    pin_threads(2)
+    pin_threads(1)   # as Chapter 6 does
     return init.chapter(ROOT)
 
 
