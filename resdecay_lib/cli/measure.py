@@ -13,6 +13,7 @@ converted into the cache once, at set-up, by ``prepare-models``
 from __future__ import annotations
 
 import csv
+import os
 import sys
 from pathlib import Path
 
@@ -209,7 +210,10 @@ def register_cli(subparsers) -> None:
     p.add_argument("--n-seq", default="16", metavar="N", help="sequences (default 16)")
     p.add_argument("--n-tokens", default="128", metavar="N", help="text tokens per sequence (default 128)")
     p.add_argument("--batch-size", default="8", metavar="N", help="sequences per forward (default 8)")
-    p.add_argument("--threads", default="2", metavar="N", help="torch threads on the CPU, 1 to 1024 (default 2)")
+    # the default honours OMP_NUM_THREADS, which the Makefile sets to 1 so that two processes on two
+    # cores (make test's workers) do not spin against each other; a bad value is refused like --threads
+    p.add_argument("--threads", default=os.environ.get("OMP_NUM_THREADS", "2"), metavar="N",
+                   help="torch threads on the CPU, 1 to 1024 (default $OMP_NUM_THREADS if set, else 2)")
     p.add_argument("--device", default="cpu", metavar="DEVICE",
                    help="where the model runs: cpu, cuda, cuda:N or auto (CUDA when present; default cpu)")
     p.add_argument("--dtype", default="float32", metavar="DTYPE",

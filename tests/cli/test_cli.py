@@ -155,13 +155,16 @@ def test_depth_cost_records_carry_the_device_cpu_capability_and_seeds(tmp_path, 
     monkeypatch.setattr(depth_cost.pretrained, "load", lambda name, progress=False: object())
     monkeypatch.setattr(depth_cost, "book_text", lambda t: "text")
     monkeypatch.setattr(depth_cost, "measure_model", lambda pre, text, *a, **kw: {"model": "m"})
+    monkeypatch.setattr(depth_cost, "measure_stream", lambda pre, text, *a, **kw: {"sublayer_omega_sq": [[0.5]],
+                                                                                    "change": {}})
     assert main(["depth-cost", "smollm2-135m", "--text", "pydoc", "--out", str(tmp_path), "--threads", "1"]) == 0
     rec = json.loads((tmp_path / "smollm2-135m__pydoc.json").read_text())
-    prov = rec["provenance"]
-    for key in ("code_version", "library_versions", "wall_s", "threads", "device", "cpu_model", "cpu_capability",
-                "seeds"):
-        assert key in prov, key
-    assert prov["seeds"]["global_generators"] == depth_cost.SEED
+    for prov in (rec["provenance"], rec["stream"]["provenance"]):    # the record's and its stream section's
+        for key in ("code_version", "library_versions", "wall_s", "threads", "device", "cpu_model", "cpu_capability",
+                    "seeds"):
+            assert key in prov, key
+        assert prov["seeds"]["global_generators"] == depth_cost.SEED
+    assert rec["stream"]["sublayer_omega_sq"] == [[0.5]] and "change" not in rec["stream"]
 
 
 # ----------------------------------------------------------------------------- train and sweep
@@ -224,3 +227,18 @@ def test_the_tiny_config_is_a_sweep_of_two_placements_at_depths_2_and_4_of_width
     assert sorted((c.arch, c.n_layer) for c in runs) == [("post_ln", 2), ("post_ln", 4), ("pre_ln", 2), ("pre_ln", 4)]
     assert {(c.d_model, c.seed, c.threads, c.device) for c in runs} == {(32, 0, 1, "cpu")}
     assert all(100 <= c.steps <= 1000 for c in runs)
+
+
+def test_measure_threads_default_honours_omp_num_threads(monkeypatch):
+    """The Makefile runs everything on one thread (OMP_NUM_THREADS=1); measure's default follows it, else 2."""
+    import argparse
+
+    from resdecay_lib.cli import measure
+    for env, want in (("1", "1"), (None, "2")):
+        if env is None:
+            monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+        else:
+            monkeypatch.setenv("OMP_NUM_THREADS", env)
+        parser = argparse.ArgumentParser()
+        measure.register_cli(parser.add_subparsers())
+        assert parser.parse_args(["measure", "m", "--text", "t"]).threads == want
