@@ -12,8 +12,8 @@ import pathlib
 import pytest
 import sympy as sp
 
-from resdecay_lib.book import evidence as E
-from resdecay_lib.book import notebooks, preregistration as P, render
+from resdecay_lib.book import evidence
+from resdecay_lib.book import notebooks, preregistration, render
 from resdecay_lib.book.claims import CLAIMS
 from resdecay_lib.book.verdicts import Verdict
 from resdecay_lib.checks import ArgumentTypeError
@@ -65,32 +65,32 @@ def test_renderers_refuse_what_is_not_a_claim_a_verdict_or_rows(tmp_path):
 
 
 def test_declared_names_an_unknown_name_and_suggests_close_ones():
-    err = one_line_error(KeyError, E.declared, "ev_trained_exp_pre_lnn", match="not declared")
+    err = one_line_error(KeyError, evidence.declared, "ev_trained_exp_pre_lnn", match="not declared")
     assert isinstance(err, ValueError)
     assert "ev_trained_exp_pre_lnn" in str(err) and "ev_trained_exp_pre_ln" in str(err)   # did you mean
-    one_line_error(KeyError, E.declared, "ev_nothing_like_any_name_at_all", match="not declared")
-    one_line_error(KeyError, E.declared, "ev_trained_exp_pre_ln__s99", match="not declared")
+    one_line_error(KeyError, evidence.declared, "ev_nothing_like_any_name_at_all", match="not declared")
+    one_line_error(KeyError, evidence.declared, "ev_trained_exp_pre_ln__s99", match="not declared")
     for bad in (None, 7, 1.5, ["ev_x"]):
-        one_line_error(ArgumentTypeError, E.declared, bad, match="name must be")
-    assert E.declared("ev_trained_exp_pre_ln_se") is E.TRAINED_EXP_PRE_LN    # valid names as before
+        one_line_error(ArgumentTypeError, evidence.declared, bad, match="name must be")
+    assert evidence.declared("ev_trained_exp_pre_ln_se") is evidence.TRAINED_EXP_PRE_LN    # valid names as before
 
 
 def test_registry_readers_refuse_a_bad_registry_or_root(tmp_path):
     for bad in (None, 7, 1.5, "x", [[1, 2], [3]]):
-        one_line_error(ArgumentTypeError, P.mismatches, bad, match="registry must be")
+        one_line_error(ArgumentTypeError, preregistration.mismatches, bad, match="registry must be")
     for bad in ({"claims": [1]}, {"claims": {"claim-x": 3}}, {"claims": {"claim-x": {"rule": "r"}}}):
-        one_line_error(ValueError, P.mismatches, bad, {}, match="registry")
-    one_line_error(ArgumentTypeError, P.mismatches, {"claims": {}}, [1], match="current must be")
+        one_line_error(ValueError, preregistration.mismatches, bad, {}, match="registry")
+    one_line_error(ArgumentTypeError, preregistration.mismatches, {"claims": {}}, [1], match="current must be")
     for bad in (None, 7, [1]):
-        one_line_error(ArgumentTypeError, P.read_registry, bad, match="root must be")
-    one_line_error(ValueError, P.read_registry, tmp_path, match=r"root.*no registry")
+        one_line_error(ArgumentTypeError, preregistration.read_registry, bad, match="root must be")
+    one_line_error(ValueError, preregistration.read_registry, tmp_path, match=r"root.*no registry")
     (tmp_path / "results").mkdir()
     for text in ("{not json", "[1, 2]"):
-        (tmp_path / P.REGISTRY).write_text(text)
-        one_line_error(ValueError, P.read_registry, tmp_path, match="preregistration.json")
-    (tmp_path / P.REGISTRY).write_text(json.dumps({"claims": {"claim-x": {"fingerprint": "ab"}}}))
-    assert P.mismatches(P.read_registry(tmp_path), {"claim-x": "ab"}) == {}
-    assert P.mismatches(P.read_registry(ROOT)) == {}          # the book's registry as before
+        (tmp_path / preregistration.REGISTRY).write_text(text)
+        one_line_error(ValueError, preregistration.read_registry, tmp_path, match="preregistration.json")
+    (tmp_path / preregistration.REGISTRY).write_text(json.dumps({"claims": {"claim-x": {"fingerprint": "ab"}}}))
+    assert preregistration.mismatches(preregistration.read_registry(tmp_path), {"claim-x": "ab"}) == {}
+    assert preregistration.mismatches(preregistration.read_registry(ROOT)) == {}          # the book's registry as before
 
 
 def test_finite_width_terms_do_not_cancel_when_f_is_along_x():

@@ -12,7 +12,7 @@ import re
 import numpy as np
 import pytest
 
-from resdecay_lib.book import evidence as E
+from resdecay_lib.book import evidence
 from resdecay_lib.book import ledger
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -36,13 +36,13 @@ GLUED = _glued_by_notebook()
 
 def test_every_glued_evidence_name_is_declared_for_the_chapter_that_glues_it():
     for name, chapter in GLUED.items():
-        decl = E.declared(name)
+        decl = evidence.declared(name)
         assert decl.chapter == chapter, f"{name} is glued by {chapter} but declared for {decl.chapter}"
 
 
 def test_every_declared_evidence_is_glued_whole_by_its_chapter():
-    for decl in E.DECLARED.values():
-        keys = decl.keys() + (tuple(k for s in E.SEED_SETS for k in decl.set_keys(s)) if decl.by_seed_set else ())
+    for decl in evidence.DECLARED.values():
+        keys = decl.keys() + (tuple(k for s in evidence.SEED_SETS for k in decl.set_keys(s)) if decl.by_seed_set else ())
         for key in keys:
             assert GLUED.get(key) == decl.chapter, f"{key} ({decl.chapter}) is not in the stored outputs"
 
@@ -61,13 +61,13 @@ def _chapter_source(chapter: str) -> str:
 
 def test_every_declared_name_is_written_out_in_its_chapter_and_in_the_declarations():
     declarations = (ROOT / "resdecay_lib" / "book" / "evidence.py").read_text()
-    for decl in E.DECLARED.values():
+    for decl in evidence.DECLARED.values():
         assert f'"{decl.name}"' in declarations
         source = _chapter_source(decl.chapter)
         if decl.by_seed_set:
             # computed once for every seed set by resdecay_lib.analysis.training_claims, which refers to the
             # declaration by its Python name; the name itself is the declaration's and the prose's
-            attr = next(a for a, v in vars(E).items() if a != "DECLARED" and a.isupper()
+            attr = next(a for a, v in vars(evidence).items() if a != "DECLARED" and a.isupper()
                         and (v is decl or (isinstance(v, dict) and any(x is decl for x in v.values()))))
             assert f"E.{attr}" in (ROOT / "resdecay_lib" / "analysis" / "training_claims.py").read_text(), decl.name
             continue
@@ -91,7 +91,7 @@ def test_the_ledger_spells_no_evidence_name_in_its_code(module):
 def test_every_claim_needs_only_declared_evidence():
     for claim in ledger.CLAIMS:
         for e in claim.needs + claim.optional:
-            assert isinstance(e, E.Evidence), f"{claim.id}: {e!r} is not a declaration"
+            assert isinstance(e, evidence.Evidence), f"{claim.id}: {e!r} is not a declaration"
 
 
 def test_no_claim_of_the_book_lacks_its_evidence():
@@ -103,37 +103,37 @@ def test_no_claim_of_the_book_lacks_its_evidence():
 
 
 def test_a_rule_that_reads_an_undeclared_name_fails_loudly():
-    claim = ledger.Claim("claim-x", "X", "s", (), (E.COR34_MAXZ,), lambda ev: ev[E.COR34_Z_CRIT])
+    claim = ledger.Claim("claim-x", "X", "s", (), (evidence.COR34_MAXZ,), lambda ev: ev[evidence.COR34_Z_CRIT])
     with pytest.raises(KeyError, match="claim-x's rule reads 'ev_cor34_z_crit'"):
-        claim.verdict({E.COR34_MAXZ: 1.0, E.COR34_Z_CRIT: 3.0})
+        claim.verdict({evidence.COR34_MAXZ: 1.0, evidence.COR34_Z_CRIT: 3.0})
 
 
 def test_missing_evidence_is_named_and_nan_is_the_data_cannot_tell():
-    claim = ledger.Claim("claim-x", "X", "s", (), (E.SHARE_CORR,), lambda ev: ledger.Verdict("holds", ""))
+    claim = ledger.Claim("claim-x", "X", "s", (), (evidence.SHARE_CORR,), lambda ev: ledger.Verdict("holds", ""))
     assert claim.verdict({}).reason == ledger.MISSING + "ev_share_corr(_lo, _hi)"
     nan = claim.verdict({"ev_share_corr": 0.2, "ev_share_corr_lo": math.nan, "ev_share_corr_hi": 0.3})
     assert nan.word == "open" and "the data cannot tell" in nan.reason
 
 
 def test_evidence_is_its_name_with_named_parts():
-    e = E.TRAINED_EXP_PRE_LN
+    e = evidence.TRAINED_EXP_PRE_LN
     assert e == "ev_trained_exp_pre_ln" and {e: 1}["ev_trained_exp_pre_ln"] == 1
     assert e.keys() == ("ev_trained_exp_pre_ln", "ev_trained_exp_pre_ln_lo", "ev_trained_exp_pre_ln_hi",
                         "ev_trained_exp_pre_ln_se")
-    assert E.declared("ev_trained_exp_pre_ln_se") is e
+    assert evidence.declared("ev_trained_exp_pre_ln_se") is e
     with pytest.raises(AttributeError, match="has no _se part"):
-        E.SHARE_CORR.se
+        evidence.SHARE_CORR.se
     with pytest.raises(KeyError, match="not declared"):
-        E.declared("ev_nothing")
+        evidence.declared("ev_nothing")
 
 
 def test_declaring_a_name_twice_is_refused():
     with pytest.raises(ValueError, match="declared twice"):
-        E.value("ev_cor34_maxz", "03_corollary_34", "again")
+        evidence.value("ev_cor34_maxz", "03_corollary_34", "again")
     with pytest.raises(ValueError, match="clashes"):
-        E.value("ev_share_corr_lo", "07_training", "a part of an interval")
+        evidence.value("ev_share_corr_lo", "07_training", "a part of an interval")
     with pytest.raises(ValueError, match="identifier starting with 'ev_'"):
-        E.Evidence("share", "07_training", "no prefix")
+        evidence.Evidence("share", "07_training", "no prefix")
 
 
 @pytest.fixture
@@ -145,20 +145,20 @@ def glued(monkeypatch):
 
 
 def test_glue_writes_every_part_rounded(glued):
-    E.glue("ev_share_corr", 0.123456, lo=0.1, hi=0.2, digits=3)
+    evidence.glue("ev_share_corr", 0.123456, lo=0.1, hi=0.2, digits=3)
     assert glued == [("ev_share_corr", 0.123), ("ev_share_corr_lo", 0.1), ("ev_share_corr_hi", 0.2)]
-    E.glue(E.COR34_MAXZ, math.nan)
+    evidence.glue(evidence.COR34_MAXZ, math.nan)
     assert math.isnan(glued[-1][1])
 
 
 @pytest.mark.parametrize("call, match", [
-    (lambda: E.glue("ev_nothing", 1.0), "not declared"),
-    (lambda: E.glue("ev_share_corr", 0.2), "glue it with hi=, lo="),
-    (lambda: E.glue("ev_cor34_maxz", 1.0, lo=0.0, hi=2.0), "glue it with the value alone"),
-    (lambda: E.glue("ev_share_corr_lo", 0.2), "the base name"),
-    (lambda: E.glue("ev_share_corr", 0.5, lo=0.1, hi=0.2), "does not contain its value"),
-    (lambda: E.glue("ev_cor34_maxz", "2"), "must be a real number"),
-    (lambda: E.glue("ev_cor34_maxz", True), "must be a real number"),
+    (lambda: evidence.glue("ev_nothing", 1.0), "not declared"),
+    (lambda: evidence.glue("ev_share_corr", 0.2), "glue it with hi=, lo="),
+    (lambda: evidence.glue("ev_cor34_maxz", 1.0, lo=0.0, hi=2.0), "glue it with the value alone"),
+    (lambda: evidence.glue("ev_share_corr_lo", 0.2), "the base name"),
+    (lambda: evidence.glue("ev_share_corr", 0.5, lo=0.1, hi=0.2), "does not contain its value"),
+    (lambda: evidence.glue("ev_cor34_maxz", "2"), "must be a real number"),
+    (lambda: evidence.glue("ev_cor34_maxz", True), "must be a real number"),
 ])
 def test_glue_refuses_what_the_declaration_does_not_allow(glued, call, match):
     with pytest.raises((KeyError, ValueError, TypeError), match=match):
@@ -167,11 +167,11 @@ def test_glue_refuses_what_the_declaration_does_not_allow(glued, call, match):
 
 
 def test_glue_display_writes_a_shown_number_and_its_interval_rounded(glued):
-    E.glue_display("pt_exp_smollm2", np.float64(-0.123456), -0.2, -0.05, digits=3)
+    evidence.glue_display("pt_exp_smollm2", np.float64(-0.123456), -0.2, -0.05, digits=3)
     assert glued == [("pt_exp_smollm2", -0.123), ("pt_exp_smollm2_lo", -0.2), ("pt_exp_smollm2_hi", -0.05)]
 
 
 def test_glue_display_refuses_evidence_names_which_must_be_declared(glued):
     with pytest.raises(ValueError, match="evidence.glue, declared"):
-        E.glue_display("ev_share_corr", 0.1, 0.0, 0.2)
+        evidence.glue_display("ev_share_corr", 0.1, 0.0, 0.2)
     assert glued == []

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from resdecay_lib.book import evidence as E, ledger, rules
+from resdecay_lib.book import evidence, ledger, rules
 from resdecay_lib.stats import inference
 from resdecay_lib.book.ledger import CLAIMS, VERDICTS, Verdict, evaluate, read_evidence
 from notebook_fixtures import glue_output, notebook   # a notebook as the chapters store it
@@ -380,7 +380,7 @@ def test_the_ledgers_frozen_tost_decides_as_the_library_tost(m, se, ref, widen, 
     so it stays as declared; it must decide exactly as the library's one TOST, an interval
     wholly within (or outside) the margin: ``stats.inference.within_margin`` / ``outside_margin``
     on [m - t se - |w|, m + t se + |w|]."""
-    e, dfe = E.TRAINED_EXP_PRE_LN, E.EXP_T_DF
+    e, dfe = evidence.TRAINED_EXP_PRE_LN, evidence.EXP_T_DF
     ev = {e: m, e.se: se, dfe: df}
     margin = ledger.EXP_MARGIN
     half = inference.t_quantile(1 - alpha, df) * se + abs(widen)

@@ -11,7 +11,7 @@ import pathlib
 
 import pytest
 
-from resdecay_lib.book import evidence as E
+from resdecay_lib.book import evidence
 from resdecay_lib.book import ledger
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -55,95 +55,95 @@ FAMILIES = ledger.PRE_LN_FAMILIES
 def _family_at_reference(ev, width=0.04):
     """Both Pre-LN families measured at their references, narrowly, with straight curves and
     no fit-range sensitivity: what a confirming measurement would look like."""
-    out = {E.QUANT_SHIFT: 0.01}
+    out = {evidence.QUANT_SHIFT: 0.01}
     for m in FAMILIES:
-        out.update(_place(ev, E.PRETRAINED_EXP[m], ev[E.PRETRAINED_REF[m]], width))
-        out.update({E.FITRANGE_SHIFT[m]: 0.01, **_place(ev, E.PRETRAINED_DRIFT[m], 0.0, 0.2)})
+        out.update(_place(ev, evidence.PRETRAINED_EXP[m], ev[evidence.PRETRAINED_REF[m]], width))
+        out.update({evidence.FITRANGE_SHIFT[m]: 0.01, **_place(ev, evidence.PRETRAINED_DRIFT[m], 0.0, 0.2)})
     return out
 
 
 #: claim id -> (perturbation that changes the verdict, perturbation that keeps it)
 PERTURBATIONS = {
     "claim-omega-formula": (
-        lambda ev: {E.THM33_MAXZ_CORRECTED_SMALL_D: ev[E.THM33_Z_CRIT] + 1.0,
-                    E.THM33_MAXZ_RAW_SMALL_D: max(ev[E.THM33_MAXZ_RAW_SMALL_D], ev[E.THM33_Z_CRIT] + 1.0)},
-        lambda ev: {E.THM33_MAXZ_LARGE_D: 0.9 * ev[E.THM33_MAXZ_LARGE_D]}),
+        lambda ev: {evidence.THM33_MAXZ_CORRECTED_SMALL_D: ev[evidence.THM33_Z_CRIT] + 1.0,
+                    evidence.THM33_MAXZ_RAW_SMALL_D: max(ev[evidence.THM33_MAXZ_RAW_SMALL_D], ev[evidence.THM33_Z_CRIT] + 1.0)},
+        lambda ev: {evidence.THM33_MAXZ_LARGE_D: 0.9 * ev[evidence.THM33_MAXZ_LARGE_D]}),
     "claim-mean-abs-rate": (
-        lambda ev: {E.COR34_MAXZ: ev[E.COR34_Z_CRIT] + 0.5},
-        lambda ev: {E.COR34_MAXZ: 0.9 * ev[E.COR34_MAXZ]}),
+        lambda ev: {evidence.COR34_MAXZ: ev[evidence.COR34_Z_CRIT] + 0.5},
+        lambda ev: {evidence.COR34_MAXZ: 0.9 * ev[evidence.COR34_MAXZ]}),
     "claim-output-rate": (
-        lambda ev: _across(ev, E.COR35_RANDOM_EXP, ev[E.COR35_RANDOM_EXP_THEORY], ledger.EXP_MARGIN),
-        lambda ev: _nudge(ev, E.COR35_RANDOM_EXP, [ev[E.COR35_RANDOM_EXP_THEORY] + s * ledger.EXP_MARGIN
+        lambda ev: _across(ev, evidence.COR35_RANDOM_EXP, ev[evidence.COR35_RANDOM_EXP_THEORY], ledger.EXP_MARGIN),
+        lambda ev: _nudge(ev, evidence.COR35_RANDOM_EXP, [ev[evidence.COR35_RANDOM_EXP_THEORY] + s * ledger.EXP_MARGIN
                                                    for s in (-1, 1)])),
     "claim-fifth-at-24": (
-        lambda ev: {E.FIFTH_RATIO_SEED_K2: 0.2},
-        lambda ev: {E.FIFTH_RATIO_SEED_K2: ev[E.FIFTH_RATIO_SEED_K2] + 0.01}),
+        lambda ev: {evidence.FIFTH_RATIO_SEED_K2: 0.2},
+        lambda ev: {evidence.FIFTH_RATIO_SEED_K2: ev[evidence.FIFTH_RATIO_SEED_K2] + 0.01}),
     "claim-independence": (
-        lambda ev: _across(ev, E.SPLIT_CORR_SHARE, ledger.SPLIT_BOUNDARY),
-        lambda ev: _nudge(ev, E.SPLIT_CORR_SHARE, [ledger.SPLIT_BOUNDARY])),
+        lambda ev: _across(ev, evidence.SPLIT_CORR_SHARE, ledger.SPLIT_BOUNDARY),
+        lambda ev: _nudge(ev, evidence.SPLIT_CORR_SHARE, [ledger.SPLIT_BOUNDARY])),
     "claim-init-not-training": (
         # training that keeps the predicted exponent (the trained one at its reference) or, if
         # the book's already lies within the margin, training that departs five margins from it
-        lambda ev: {E.TRAINED_EXP_PRE_LN: ev[E.TRAINED_REF_PRE_LN]
-                    if abs(ev[E.TRAINED_EXP_PRE_LN] - ev[E.TRAINED_REF_PRE_LN]) > ledger.EXP_MARGIN
-                    else ev[E.TRAINED_REF_PRE_LN] + 5 * ledger.EXP_MARGIN},
-        lambda ev: {E.TRAINED_EXP_PRE_LN: ev[E.TRAINED_EXP_PRE_LN] - 0.2 * ev[E.TRAINED_EXP_PRE_LN.se]}),
+        lambda ev: {evidence.TRAINED_EXP_PRE_LN: ev[evidence.TRAINED_REF_PRE_LN]
+                    if abs(ev[evidence.TRAINED_EXP_PRE_LN] - ev[evidence.TRAINED_REF_PRE_LN]) > ledger.EXP_MARGIN
+                    else ev[evidence.TRAINED_REF_PRE_LN] + 5 * ledger.EXP_MARGIN},
+        lambda ev: {evidence.TRAINED_EXP_PRE_LN: ev[evidence.TRAINED_EXP_PRE_LN] - 0.2 * ev[evidence.TRAINED_EXP_PRE_LN.se]}),
     "claim-compensation": (
         # every family's slope of s_k^2 placed at 0, narrowly (no family scales later outputs up),
         # or, if that is the book's reading, one family's moved wholly above 0
-        lambda ev: ({k: v for e in (E.VAR_EXP_TOY, *(E.VAR_EXP[m] for m in FAMILIES))
+        lambda ev: ({k: v for e in (evidence.VAR_EXP_TOY, *(evidence.VAR_EXP[m] for m in FAMILIES))
                      for k, v in _place(ev, e, 0.0, 0.1).items()}
-                    if any(ev[e.lo] > 0 for e in (E.VAR_EXP_TOY, *(E.VAR_EXP[m] for m in FAMILIES)))
-                    else _place(ev, E.VAR_EXP_TOY, 0.5, 0.2)),
-        lambda ev: {k: v for m in FAMILIES for k, v in _nudge(ev, E.VAR_EXP[m], [0.0, ledger.EXP_MARGIN]).items()}),
+                    if any(ev[e.lo] > 0 for e in (evidence.VAR_EXP_TOY, *(evidence.VAR_EXP[m] for m in FAMILIES)))
+                    else _place(ev, evidence.VAR_EXP_TOY, 0.5, 0.2)),
+        lambda ev: {k: v for m in FAMILIES for k, v in _nudge(ev, evidence.VAR_EXP[m], [0.0, ledger.EXP_MARGIN]).items()}),
     "claim-idle-blocks": (
         # the later half's ratio moved wholly below the theorem's, or (if it is) above 1
-        lambda ev: _place(ev, E.HALF_RATIO_TOY, 0.5 * ev[E.HALF_RATIO_REF_TOY], 0.1)
-        if ev[E.HALF_RATIO_TOY.hi] >= ev[E.HALF_RATIO_REF_TOY] else _place(ev, E.HALF_RATIO_TOY, 1.5, 0.2),
-        lambda ev: _nudge(ev, E.HALF_RATIO_TOY, [ev[E.HALF_RATIO_REF_TOY], 1.0])),
+        lambda ev: _place(ev, evidence.HALF_RATIO_TOY, 0.5 * ev[evidence.HALF_RATIO_REF_TOY], 0.1)
+        if ev[evidence.HALF_RATIO_TOY.hi] >= ev[evidence.HALF_RATIO_REF_TOY] else _place(ev, evidence.HALF_RATIO_TOY, 1.5, 0.2),
+        lambda ev: _nudge(ev, evidence.HALF_RATIO_TOY, [ev[evidence.HALF_RATIO_REF_TOY], 1.0])),
     "claim-depth-cost": (
         # a depth slope shown flat (within the margin) or, if it is, shown to keep paying
-        lambda ev: ({**_place(ev, E.DEPTH_SLOPE_PRE_LN, -0.04, 0.02)}
-                    if ev[E.DEPTH_SLOPE_PRE_LN.lo] > -ledger.DEPTH_SLOPE_MARGIN
-                    else _place(ev, E.DEPTH_SLOPE_PRE_LN, 0.0, 0.01)),
-        lambda ev: _nudge(ev, E.DEPTH_SLOPE_PRE_LN, [-ledger.DEPTH_SLOPE_MARGIN])),
+        lambda ev: ({**_place(ev, evidence.DEPTH_SLOPE_PRE_LN, -0.04, 0.02)}
+                    if ev[evidence.DEPTH_SLOPE_PRE_LN.lo] > -ledger.DEPTH_SLOPE_MARGIN
+                    else _place(ev, evidence.DEPTH_SLOPE_PRE_LN, 0.0, 0.01)),
+        lambda ev: _nudge(ev, evidence.DEPTH_SLOPE_PRE_LN, [-ledger.DEPTH_SLOPE_MARGIN])),
     "claim-fixes-escape": (
-        lambda ev: _place(ev, E.INIT_EXP["peri_ln"], ev[E.INIT_EXP["pre_ln"].hi] + _width(ev, E.INIT_EXP["peri_ln"]))
-        if ev[E.INIT_EXP["peri_ln"].lo] <= ev[E.INIT_EXP["pre_ln"].hi]
-        else _place(ev, E.INIT_EXP["peri_ln"], ev[E.INIT_EXP["pre_ln"]]),
-        lambda ev: _nudge(ev, E.INIT_EXP["peri_ln"], [ev[E.INIT_EXP["pre_ln"].hi]])),
+        lambda ev: _place(ev, evidence.INIT_EXP["peri_ln"], ev[evidence.INIT_EXP["pre_ln"].hi] + _width(ev, evidence.INIT_EXP["peri_ln"]))
+        if ev[evidence.INIT_EXP["peri_ln"].lo] <= ev[evidence.INIT_EXP["pre_ln"].hi]
+        else _place(ev, evidence.INIT_EXP["peri_ln"], ev[evidence.INIT_EXP["pre_ln"]]),
+        lambda ev: _nudge(ev, evidence.INIT_EXP["peri_ln"], [ev[evidence.INIT_EXP["pre_ln"].hi]])),
     "claim-gradients-undamped": (
         # Post-LN's first block damped: its interval moved below 1 (or, if it is, above)
-        lambda ev: _place(ev, E.GRAD_RATIO["post_ln"], 0.5, 0.2) if ev[E.GRAD_RATIO["post_ln"].hi] >= 1
-        else _place(ev, E.GRAD_RATIO["post_ln"], 2.0, 0.2),
-        lambda ev: _nudge(ev, E.GRAD_RATIO["pre_ln"], [1.0])),
+        lambda ev: _place(ev, evidence.GRAD_RATIO["post_ln"], 0.5, 0.2) if ev[evidence.GRAD_RATIO["post_ln"].hi] >= 1
+        else _place(ev, evidence.GRAD_RATIO["post_ln"], 2.0, 0.2),
+        lambda ev: _nudge(ev, evidence.GRAD_RATIO["pre_ln"], [1.0])),
     "claim-pretrained": (
         lambda ev: _family_at_reference(ev),
-        lambda ev: _nudge(ev, E.PRETRAINED_EXP["smollm2"])),
+        lambda ev: _nudge(ev, evidence.PRETRAINED_EXP["smollm2"])),
     "claim-two-families": (
         lambda ev: _family_at_reference(ev),
-        lambda ev: _nudge(ev, E.PRETRAINED_EXP["qwen"])),
+        lambda ev: _nudge(ev, evidence.PRETRAINED_EXP["qwen"])),
     "claim-pretrained-idle": (
         # both families' later halves made to vanish (below the theorem's ratio), or (if they do)
         # one of them made to cost more than the earlier half
-        lambda ev: ({k: v for m in FAMILIES for k, v in _place(ev, E.HALF_RATIO[m], 0.5 * ev[E.HALF_RATIO_REF[m]], 0.05).items()}
-                    if not all(ev[E.HALF_RATIO[m].hi] < ev[E.HALF_RATIO_REF[m]] for m in FAMILIES)
-                    else _place(ev, E.HALF_RATIO["qwen"], 1.5, 0.2)),
-        lambda ev: {k: v for m in FAMILIES for k, v in _nudge(ev, E.HALF_RATIO[m], [1.0, ev[E.HALF_RATIO_REF[m]]]).items()}),
+        lambda ev: ({k: v for m in FAMILIES for k, v in _place(ev, evidence.HALF_RATIO[m], 0.5 * ev[evidence.HALF_RATIO_REF[m]], 0.05).items()}
+                    if not all(ev[evidence.HALF_RATIO[m].hi] < ev[evidence.HALF_RATIO_REF[m]] for m in FAMILIES)
+                    else _place(ev, evidence.HALF_RATIO["qwen"], 1.5, 0.2)),
+        lambda ev: {k: v for m in FAMILIES for k, v in _nudge(ev, evidence.HALF_RATIO[m], [1.0, ev[evidence.HALF_RATIO_REF[m]]]).items()}),
     "claim-front": (
         # the deep runs' mean position moved wholly to the other side of 0 (or, if it straddles, below)
-        lambda ev: _place(ev, E.FRONT_POSITION, -1.0, 0.4) if ev[E.FRONT_POSITION.hi] >= 0
-        else _place(ev, E.FRONT_POSITION, 1.0, 0.4),
-        lambda ev: _nudge(ev, E.FRONT_POSITION, [0.0])),
+        lambda ev: _place(ev, evidence.FRONT_POSITION, -1.0, 0.4) if ev[evidence.FRONT_POSITION.hi] >= 0
+        else _place(ev, evidence.FRONT_POSITION, 1.0, 0.4),
+        lambda ev: _nudge(ev, evidence.FRONT_POSITION, [0.0])),
     "claim-redundancy-metric": (
         lambda ev: {k: v for m in FAMILIES for c in ledger.COMPETITORS
-                    for k, v in _place(ev, E.METRIC_DIFF[c, m], 0.0, 0.1).items()},
-        lambda ev: {k: v for m in FAMILIES for k, v in _nudge(ev, E.METRIC_RHO_CHANGE[m], [0.0]).items()}),
+                    for k, v in _place(ev, evidence.METRIC_DIFF[c, m], 0.0, 0.1).items()},
+        lambda ev: {k: v for m in FAMILIES for k, v in _nudge(ev, evidence.METRIC_RHO_CHANGE[m], [0.0]).items()}),
     "claim-promote": (
         lambda ev: {**_family_at_reference(ev),
-                    **_place(ev, E.TRAINED_EXP_PRE_LN, ev[E.TRAINED_REF_PRE_LN], 0.04),
-                    E.TRAINED_EXP_PRE_LN.se: 0.005},
-        lambda ev: _nudge(ev, E.PRETRAINED_EXP["smollm2"])),
+                    **_place(ev, evidence.TRAINED_EXP_PRE_LN, ev[evidence.TRAINED_REF_PRE_LN], 0.04),
+                    evidence.TRAINED_EXP_PRE_LN.se: 0.005},
+        lambda ev: _nudge(ev, evidence.PRETRAINED_EXP["smollm2"])),
 }
 
 

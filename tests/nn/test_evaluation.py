@@ -3,14 +3,14 @@ import pytest
 import torch
 
 from resdecay_lib.nn import evaluation
-from resdecay_lib.training import train as T
+from resdecay_lib.training import train
 
-TINY = T.TrainConfig(arch="pre_ln", n_layer=2, d_model=16, n_head=2, block_size=16, batch_size=4,
-                     steps=8, warmup=2, threads=1, eval_windows=6, measure_windows=4)
+TINY = train.TrainConfig(arch="pre_ln", n_layer=2, d_model=16, n_head=2, block_size=16, batch_size=4,
+                         steps=8, warmup=2, threads=1, eval_windows=6, measure_windows=4)
 
 
 def test_ablation_hook_removes_the_block_and_leaves_no_hook():
-    st = T.train(TINY)
+    st = train.train(TINY)
     x = torch.randint(0, 80, (3, 16))
     y = torch.randint(0, 80, (3, 16))
     abl = evaluation.ablation_losses(st.model, x, y)
