@@ -1,12 +1,12 @@
 """What the tests of resdecay_lib.training.sweep and resdecay_lib.training.engines share: a tiny
 sweep (2 placements x depths [1, 2], 12 steps, one thread), its sweep file, and its result files;
-and, for the tests of the analysis, stored run results and a Sweep of them."""
+and, for the tests of the analysis, stored run results and a StoredSweep of them."""
 import json
 from pathlib import Path
 
 import numpy as np
 
-from resdecay_lib.analysis.training_analysis import Sweep
+from resdecay_lib.analysis.training_analysis import StoredSweep
 
 BASE = {"d_model": 16, "n_head": 2, "block_size": 16, "batch_size": 4, "steps": 12, "warmup": 2,
         "threads": 1, "device": "cpu", "eval_windows": 6, "measure_windows": 4}
@@ -53,7 +53,7 @@ def stored_run(name, arch, L, seed, loss, met=True, curve=None, flops=1e6):
 
 
 def stored_sweep(cells):
-    """A Sweep of stored_run results: {(arch, depth): [loss of seed 0, 1, 2]}."""
+    """A StoredSweep of stored_run results: {(arch, depth): [loss of seed 0, 1, 2]}."""
     spec = {"archs": sorted({a for a, _ in cells}), "seeds": [0, 1, 2],
             "depths": {a: sorted({L for b, L in cells if b == a}) for a, _ in cells},
             "plan": {"measure_steps": [0, 200]}}
@@ -61,4 +61,4 @@ def stored_sweep(cells):
     for (a, L), losses in cells.items():
         for s, v in enumerate(losses):
             runs[(a, L, s)] = stored_run(f"{a}_L{L}_s{s}", a, L, s, v)
-    return Sweep(spec, runs)
+    return StoredSweep(spec, runs)

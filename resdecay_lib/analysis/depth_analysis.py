@@ -11,7 +11,7 @@ depth slope (:func:`depth_slope`: the least-squares slope of the final loss on l
 nats/char per doubling, with a t interval) and the gap of each fix to Pre-LN at equal depth
 (:func:`equal_depth_gap`).
 
-The runs come from :class:`resdecay_lib.analysis.training_analysis.Sweep`. Knows nothing of torch.
+The runs come from :class:`resdecay_lib.analysis.training_analysis.StoredSweep`. Knows nothing of torch.
 """
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ import numpy as np
 from ..checks import ArgumentTypeError, check_int, check_real
 from ..stats import inference as stats
 from ..stats.exponents import check_array
-from .training_analysis import (Sweep, TooFewSeeds, check_cell, check_exclude, check_level, check_sweep,
+from .training_analysis import (StoredSweep, TooFewSeeds, check_cell, check_exclude, check_level, check_sweep,
                                 final_loss, run_field, run_status)
 
 __all__ = ["ablation", "ablation_trend", "loss_at_flops", "ladder_steps", "depth_law", "depth_law_over_seeds",
@@ -39,7 +39,7 @@ def ablation(r: dict) -> tuple[np.ndarray, np.ndarray]:
     return np.asarray(a["delta"]), np.asarray(a["delta_se"])
 
 
-def ablation_trend(sweep: Sweep, arch: str, L: int, exclude=(), level: float = 0.95):
+def ablation_trend(sweep: StoredSweep, arch: str, L: int, exclude=(), level: float = 0.95):
     """Spearman's rank correlation of delta_k with k over k = 2..L, per seed, and its t
     interval over seeds, clipped to [-1, 1] (block 1, which reads the bare embedding, is
     reported apart); the interval is None with fewer than 3 seeds."""
@@ -128,7 +128,7 @@ def depth_law_over_seeds(losses: Mapping, level: float = 0.95) -> dict:
     """:func:`depth_law` fitted to each seed's losses over the ladder, alpha summarised over
     seeds.
 
-    ``losses``: ``{depth: [loss of seed 0, seed 1, ...]}`` (:meth:`Sweep.losses`, every depth
+    ``losses``: ``{depth: [loss of seed 0, seed 1, ...]}`` (:meth:`StoredSweep.losses`, every depth
     with the same seeds). Returns ``{"depths", "per_seed": [depth_law of each seed], "alpha":
     t interval of alpha over seeds at ``level``, "n_edge": fits at the alpha grid's edge,
     "L_inf": mean extrapolated loss}``. Needs 3 depths (three parameters) and 3 seeds.
@@ -215,7 +215,7 @@ class DepthLadder:
 
 def depth_ladder(losses: Mapping, alpha: float = 0.05) -> DepthLadder:
     """:class:`DepthLadder` of ``losses`` ({depth: [loss per seed]}, seeds paired, as
-    :meth:`Sweep.losses` gives): each comparison at level 1 - alpha / (number of depths - 1)
+    :meth:`StoredSweep.losses` gives): each comparison at level 1 - alpha / (number of depths - 1)
     (Bonferroni over the comparisons with the best depth, and over the ladder's steps)."""
     check_real("alpha", alpha, 0, 1, lo_open=True, hi_open=True)
     if not isinstance(losses, Mapping) or len(losses) < 2:
@@ -230,7 +230,7 @@ def depth_ladder(losses: Mapping, alpha: float = 0.05) -> DepthLadder:
     return DepthLadder(steps, best, not_worse, level, ds[-1])
 
 
-def paired_gap(sweep: Sweep, arch: str, against: str = "pre_ln", exclude=(), level: float = 0.95):
+def paired_gap(sweep: StoredSweep, arch: str, against: str = "pre_ln", exclude=(), level: float = 0.95):
     """``arch``'s final validation loss minus ``against``'s, seed by seed, at the deepest depth
     both have with at least 3 kept seeds in common: ``(depth, TInterval)``, or ``None`` when no
     depth has 3 paired seeds (no interval over seeds can be made)."""
@@ -275,7 +275,7 @@ def depth_slope(depths, losses, level: float = 0.95) -> dict:
             "level": level}
 
 
-def equal_depth_gap(sweep: Sweep, arch: str, against: str = "pre_ln", min_depth: int = 8,
+def equal_depth_gap(sweep: StoredSweep, arch: str, against: str = "pre_ln", min_depth: int = 8,
                     level: float = 0.95):
     """``arch``'s final loss minus ``against``'s over every depth >= ``min_depth`` both have,
     every finished run (no flags: a loss claim reads all runs): per seed the mean of the

@@ -362,7 +362,7 @@ def write_predictions(path, root=".", sweep_file="configs/train_long.toml", arch
     """Compute :func:`predict` from the stored runs ``arch`` at depth ``L`` of ``seeds`` (their
     final step) and write it to ``path`` as JSON (atomically), with the declarations, the
     source runs and their code versions, this code's version and the time (UTC)."""
-    sw = training_analysis.Sweep.load(sweep_file, root=root)
+    sw = training_analysis.StoredSweep.load(sweep_file, root=root)
     step = sw.measure_steps[-1]
     runs = [r for r in sw.cell(arch, L) if r["seed"] in seeds]
     if sorted(r["seed"] for r in runs) != sorted(seeds):

@@ -1,6 +1,6 @@
 """Reading the stored training sweep, and the analysis Chapter 7 rests on.
 
-Loading: :class:`Sweep` reads every stored run of a sweep file (``results/<out>/*.json``),
+Loading: :class:`StoredSweep` reads every stored run of a sweep file (``results/<out>/*.json``),
 keyed by (placement, depth, seed), and says which are missing.
 
 Flags (:func:`flag_runs`): a run is excluded from every fit, with its reason printed by
@@ -52,7 +52,7 @@ from ..stats.exponents import FRONT_BLOCKS, TAIL_BLOCKS
 from ..training.store import load_sweep, result_path, run_id, sweep_runs
 from ..training.runs import part_read
 
-__all__ = ["OUTLIER_Z", "DRIFT_MARGIN", "Sweep", "choose_lr", "choose_lr_two_stage",
+__all__ = ["OUTLIER_Z", "DRIFT_MARGIN", "StoredSweep", "choose_lr", "choose_lr_two_stage",
            "flag_runs", "final_loss", "at_step", "omega_per_sequence", "gram_at", "rho",
            "convention", "reference_exponent", "curve_exponent", "seed_exponents", "SETTLE_STEPS", "SETTLE_ALPHA", "exponent_path", "Settling", "settling",
            "curvature", "rc_from_gram", "predictions", "prediction_log_errors", "departure",
@@ -81,8 +81,8 @@ def part_of(arch: str) -> str:
 # every computation on valid input as it was)
 
 def check_sweep(sweep, name="sweep"):
-    if not isinstance(sweep, Sweep):
-        raise ArgumentTypeError(f"{name} must be a results.Sweep (Sweep.load(...)), got {type(sweep).__name__}")
+    if not isinstance(sweep, StoredSweep):
+        raise ArgumentTypeError(f"{name} must be a training_analysis.StoredSweep (StoredSweep.load(...)), got {type(sweep).__name__}")
 
 
 def check_cell(sweep, arch, L, name="sweep"):
@@ -136,14 +136,16 @@ def _sweep_name(sweep) -> str:
 
 
 @dataclass
-class Sweep:
-    """Stored runs of one sweep file: ``runs[(arch, depth, seed)]`` -> result dict."""
+class StoredSweep:
+    """Stored runs of one sweep file: ``runs[(arch, depth, seed)]`` -> result dict. (What a sweep
+    file asks for is a ``training.store.SweepSpec``; ``training.sweep`` runs it; this is what it
+    left under ``results/``.)"""
     spec: dict
     runs: dict
     missing: list = field(default_factory=list)
 
     @classmethod
-    def load(cls, spec_or_path, root=".") -> "Sweep":
+    def load(cls, spec_or_path, root=".") -> "StoredSweep":
         spec = load_sweep(spec_or_path)
         runs, missing = {}, []
         for cfg in sweep_runs(spec):
@@ -326,7 +328,7 @@ def final_loss(r: dict) -> float:
     return float(v)
 
 
-def flag_runs(sweep: Sweep, z: float = OUTLIER_Z) -> dict:
+def flag_runs(sweep: StoredSweep, z: float = OUTLIER_Z) -> dict:
     """{run name: [reasons]} for every run to exclude from fits (see the module docstring)."""
     check_sweep(sweep)
     check_real("z", z, 0.0, lo_open=True)
@@ -422,7 +424,7 @@ def curve_exponent(y, k_min: int) -> float:
     return loglog_slope(k[k_min - 1:], y[k_min - 1:])[0]
 
 
-def seed_exponents(sweep: Sweep, arch: str, L: int, step: int, k_min: int = 2,
+def seed_exponents(sweep: StoredSweep, arch: str, L: int, step: int, k_min: int = 2,
                    exclude=()) -> np.ndarray:
     """Per stored seed (excluded runs left out), the exponent of the mean omega_k^2 curve."""
     check_cell(sweep, arch, L)
@@ -449,7 +451,7 @@ SETTLE_STEPS = (6000, 10800)
 SETTLE_ALPHA = 0.05
 
 
-def exponent_path(sweep: Sweep, arch: str, L: int, steps=None, k_min: int = 2,
+def exponent_path(sweep: StoredSweep, arch: str, L: int, steps=None, k_min: int = 2,
                   level: float = 0.95) -> dict:
     """The exponent through training: ``{step: TInterval}`` over the stored seeds of one cell at
     every measured step (``steps``, default the sweep's) where at least 3 runs are stored; each
@@ -486,7 +488,7 @@ class Settling:
     alpha: float
 
 
-def settling(sweep: Sweep, reference: Sweep, arch: str, L: int, k_min: int = 2,
+def settling(sweep: StoredSweep, reference: StoredSweep, arch: str, L: int, k_min: int = 2,
              steps=SETTLE_STEPS, alpha: float = SETTLE_ALPHA) -> Settling:
     """Does the exponent of a longer schedule (``sweep``) settle? Declared before the data.
 
@@ -704,7 +706,7 @@ class TooFewSeeds(ValueError):
     """A cell has fewer than 3 kept seeds: no t interval over seeds can be made."""
 
 
-def exponent_fit(sweep: Sweep, arch: str, L: int, step: int, k_min: int = 2, exclude=(),
+def exponent_fit(sweep: StoredSweep, arch: str, L: int, step: int, k_min: int = 2, exclude=(),
                  level: float = 0.95) -> ExponentFit:
     """:class:`ExponentFit` of a cell from its kept seeds (at least 3, else :class:`TooFewSeeds`)."""
     check_cell(sweep, arch, L)
@@ -829,7 +831,7 @@ def theorem_half_ratio(L: int, embedding_counted: bool, front: int | None = None
     return w(late) / w(early)
 
 
-def subset(sweep: Sweep, seeds) -> Sweep:
+def subset(sweep: StoredSweep, seeds) -> StoredSweep:
     """The same sweep read on ``seeds`` alone (a seed set of the replication: its runs, its
     missing runs, and a spec whose seeds are those)."""
     check_sweep(sweep)
@@ -837,4 +839,4 @@ def subset(sweep: Sweep, seeds) -> Sweep:
     spec = {**sweep.spec, "seeds": seeds}
     runs = {k: v for k, v in sweep.runs.items() if k[2] in seeds}
     missing = [m for m in sweep.missing if any(m.endswith(f"_s{s}") for s in seeds)]
-    return Sweep(spec, runs, missing)
+    return StoredSweep(spec, runs, missing)

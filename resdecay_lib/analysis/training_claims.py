@@ -4,7 +4,7 @@ Chapters 7 and 8 glue every statistic a training claim's rule reads three times:
 seeds stored, on the discovery seeds 0-2 and on the held-out seeds 3-4
 (:data:`resdecay_lib.book.evidence.SEED_SETS`), so that the ledger evaluates the same rule on each
 (``ledger.evaluate(..., seed_set=...)``). This module is the one place those statistics are
-computed; each function takes a :class:`resdecay_lib.analysis.training_analysis.Sweep` already cut to a seed set
+computed; each function takes a :class:`resdecay_lib.analysis.training_analysis.StoredSweep` already cut to a seed set
 (:func:`resdecay_lib.analysis.training_analysis.subset`) and returns ``{Evidence: parts}`` ready for
 :func:`resdecay_lib.book.evidence.glue` (``value``, and ``lo``/``hi``/``se`` as the kind asks).
 
@@ -65,7 +65,7 @@ def _iv_se(values, level) -> dict:
     return {"value": iv.mean, "lo": iv.lo, "hi": iv.hi, "se": iv.se}
 
 
-def exponent_evidence(sweep: training_analysis.Sweep) -> dict:
+def exponent_evidence(sweep: training_analysis.StoredSweep) -> dict:
     """Chapter 7's seed-set evidence on ``sweep`` (one seed set): the Pre-LN exponents at step 0
     and at the end (L = :data:`TRAINED_L`, k = 2..L, t intervals over the kept seeds, with the
     fit-start shifts and matched references), the order-free split of the exponent shift, the
@@ -132,7 +132,7 @@ def _check_deep_runs(deep_runs) -> list:
     return check_items("deep_runs", deep_runs, Mapping, "a stored run result (a dict)")
 
 
-def depth_points(sweep: training_analysis.Sweep, deep_runs=()) -> list[tuple[int, float, str]]:
+def depth_points(sweep: training_analysis.StoredSweep, deep_runs=()) -> list[tuple[int, float, str]]:
     """(depth, final loss, run name) of every finished Pre-LN run at depth >= :data:`DEPTH_MIN`
     trained at :data:`LADDER_LR`: the sweep's, then ``deep_runs`` (stored run dicts of deeper
     Pre-LN runs) whose seed is one of the sweep's."""
@@ -149,7 +149,7 @@ def depth_points(sweep: training_analysis.Sweep, deep_runs=()) -> list[tuple[int
     return pts
 
 
-def cost_evidence(sweep: training_analysis.Sweep, deep_runs=()) -> dict:
+def cost_evidence(sweep: training_analysis.StoredSweep, deep_runs=()) -> dict:
     """Chapter 8's seed-set evidence on ``sweep`` (one seed set), every finished run: the
     later-half over earlier-half removal cost at L = :data:`TRAINED_L` (t interval over seeds of
     its log) and the theorem's ratio; the slope of the final loss on log2 depth over

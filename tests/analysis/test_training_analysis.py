@@ -145,7 +145,7 @@ def test_two_stage_keeps_a_top_choice_the_long_pilot_does_not_cover(tmp_path):
 # ----------------------------------------------------------------------------- settling
 
 def _exponent_sweep(exponents_by_seed, steps, L=8, name="long"):
-    """A Sweep whose run of seed s has, at steps[i], a pure power law k^b with b = exponents_by_seed[s][i]."""
+    """A StoredSweep whose run of seed s has, at steps[i], a pure power law k^b with b = exponents_by_seed[s][i]."""
     k = np.arange(1, L + 1)
     runs = {}
     for s, bs in enumerate(exponents_by_seed):
@@ -155,7 +155,7 @@ def _exponent_sweep(exponents_by_seed, steps, L=8, name="long"):
                                   "config": {"arch": "pre_ln"}, "checkpoints": ck}
     spec = {"name": name, "archs": ["pre_ln"], "seeds": list(range(len(exponents_by_seed))),
             "depths": {"pre_ln": [L]}, "plan": {"measure_steps": list(steps)}}
-    return training_analysis.Sweep(spec, runs)
+    return training_analysis.StoredSweep(spec, runs)
 
 
 REF = _exponent_sweep([[-0.9, -0.30], [-0.8, -0.20], [-0.85, -0.25]], [0, 3600])   # end spread sd 0.05

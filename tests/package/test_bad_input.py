@@ -197,7 +197,7 @@ def _stored_run(seed, L=6):
             "flops_per_step": 1e6, "checkpoints": [{"step": st, "measure": measure} for st in (0, 200)]}
 
 
-SW = training_analysis.Sweep({"archs": ["pre_ln"], "seeds": [0, 1, 2], "depths": {"pre_ln": [6]},
+SW = training_analysis.StoredSweep({"archs": ["pre_ln"], "seeds": [0, 1, 2], "depths": {"pre_ln": [6]},
                     "plan": {"measure_steps": [0, 200]}}, {("pre_ln", 6, s): _stored_run(s) for s in range(3)})
 RUN = SW.runs[("pre_ln", 6, 0)]
 CELL = {"sweep": SW, "arch": "pre_ln", "L": 6}

@@ -30,7 +30,7 @@ def _sweep():
                          ("post_ln", 8): [1.8, 1.85, 1.82]})
 
 
-# ----------------------------------------------------------------------------- 1. Sweep.cell, complete
+# ----------------------------------------------------------------------------- 1. StoredSweep.cell, complete
 
 def test_sweep_cell_and_complete_refuse_a_typo_for_an_arch_instead_of_answering_no_runs():
     sw = _sweep()
@@ -60,8 +60,8 @@ def test_sweep_cell_and_complete_take_an_integer_depth_on_the_grid():
     # valid calls answer as before (a numpy integer is an integer)
     assert [r["name"] for r in sw.cell("pre_ln", np.int64(4))] == ["pre_ln_L4_s0", "pre_ln_L4_s1", "pre_ln_L4_s2"]
     assert sw.cell("pre_ln", 4, {"pre_ln_L4_s1"})[1]["name"] == "pre_ln_L4_s2"
-    assert sw.complete("pre_ln", 8) and not training_analysis.Sweep(sw.spec, {}).complete("pre_ln", 8)
-    assert training_analysis.Sweep(sw.spec, {}).cell("pre_ln", 8) == []      # on the grid, not stored: no runs
+    assert sw.complete("pre_ln", 8) and not training_analysis.StoredSweep(sw.spec, {}).complete("pre_ln", 8)
+    assert training_analysis.StoredSweep(sw.spec, {}).cell("pre_ln", 8) == []      # on the grid, not stored: no runs
     with pytest.raises(ArgumentTypeError, match="exclude"):
         sw.cell("pre_ln", 4, None)
 
@@ -179,7 +179,7 @@ def test_power_law_of_one_curve_has_no_interval_and_says_so_instead_of_nan():
 def _ladder_sweep(runs):
     spec = {"out": "empty_sweep", "archs": ["pre_ln"], "seeds": [0, 1, 2],
             "depths": {"pre_ln": [8, T.TRAINED_L]}, "plan": {"measure_steps": [0, 200]}}
-    return training_analysis.Sweep(spec, runs)
+    return training_analysis.StoredSweep(spec, runs)
 
 
 def test_the_evidence_of_an_empty_sweep_is_refused_naming_the_sweep():

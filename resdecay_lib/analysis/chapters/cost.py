@@ -294,9 +294,8 @@ class CostResult:
 @functools.lru_cache(maxsize=4)
 def _load(root: str):
     """The sweep train_long and the deeper rungs' sweeps stored under ``root`` (read once)."""
-    R = training_analysis
-    sweep = R.Sweep.load(Path(root) / "configs" / "train_long.toml", root)
-    deep = tuple(R.Sweep.load(Path(root) / "configs" / f"deep_L{L}.toml", root) for L in DEEP_DEPTHS)
+    sweep = training_analysis.StoredSweep.load(Path(root) / "configs" / "train_long.toml", root)
+    deep = tuple(training_analysis.StoredSweep.load(Path(root) / "configs" / f"deep_L{L}.toml", root) for L in DEEP_DEPTHS)
     return sweep, deep
 
 
@@ -311,10 +310,9 @@ def _weights_of(root, sweep):
 def chapter(root) -> CostResult:
     """Chapter 8's result from the runs stored under the book's folder ``root``
     (:func:`resdecay_lib.book.notebooks.find_book_root`)."""
-    R = training_analysis
     sweep, deep_sweeps = _load(str(root))
     deep_runs = [r for d in deep_sweeps for r in d.runs.values()]
-    flags = R.flag_runs(sweep)
+    flags = training_analysis.flag_runs(sweep)
     excluded = set(flags)
     final = sweep.measure_steps[-1]
     stored = (f"{len(sweep.runs)} runs stored; missing: {', '.join(sweep.missing) or 'none'}. Deeper Pre-LN rungs "
@@ -331,7 +329,7 @@ def chapter(root) -> CostResult:
         se = d.std(0, ddof=1) / math.sqrt(len(d)) if len(d) > 1 else np.full(Ld, np.nan)
         profiles[f"{NAMES[a]}, L = {Ld} ({len(d)} seed{'s' if len(d) > 1 else ''})"] = (d.mean(0), se)
         block1[a], later_max[a] = float(d.mean(0)[0]), float(d.mean(0)[1:].max())
-        ratio = R.half_ratio(d.mean(0))
+        ratio = training_analysis.half_ratio(d.mean(0))
         L = sweep.deepest(a, (), min_depth=8)
         if L is None:
             abl_rows.append([NAMES[a], str(Ld), str(len(d)), f"{block1[a]:.3f}", f"{ratio:.2f}",
@@ -347,12 +345,12 @@ def chapter(root) -> CostResult:
                          f"rho, k >= 2 ({ABLATION_LEVEL:.0%})", "rho per seed"], abl_rows)
     Lp = sweep.deepest("pre_ln", (), min_depth=8)
     dpre = np.array([depth_analysis.ablation(r)[0] for r in sweep.cell("pre_ln", Lp) if r["status"] == "ok"])
-    half_seeds = [R.half_ratio(depth_analysis.ablation(r)[0])
+    half_seeds = [training_analysis.half_ratio(depth_analysis.ablation(r)[0])
                   for r in sweep.cell("pre_ln", training_claims.TRAINED_L) if r["status"] == "ok"]
 
     # -- validation loss against depth, at a fixed number of steps and at a fixed compute
     budget = {a: sweep.runs[(a, FLOPS_DEPTH, sweep.seeds[0])]["flops_per_step"] * final for a in sweep.archs}
-    cuts = {"steps": lambda a: R.final_loss,
+    cuts = {"steps": lambda a: training_analysis.final_loss,
             "flops": lambda a: (lambda r: depth_analysis.loss_at_flops(r, budget[a]))}
     ladders, panels, panels_kept, ladder_rows = {}, {}, {}, []
     for cut, fn_of in cuts.items():
@@ -374,7 +372,7 @@ def chapter(root) -> CostResult:
                                                   for x, y, iv in lad.steps)])
     for d in deep_sweeps:          # the deeper Pre-LN rungs, drawn where at least three seeds are stored
         for L in d.depths("pre_ln"):
-            v = [R.final_loss(r) for r in d.cell("pre_ln", L) if r["status"] == "ok"]
+            v = [training_analysis.final_loss(r) for r in d.cell("pre_ln", L) if r["status"] == "ok"]
             if len(v) >= 3:
                 iv = stats.t_interval(v)
                 ds, m, lo, hi = panels["steps"]["pre_ln"]
@@ -389,7 +387,7 @@ def chapter(root) -> CostResult:
 
     # -- the depth law, per seed over every Pre-LN depth it has (the deeper rungs included)
     per_seed = {}
-    shallow = [(L, R.final_loss(r), r["name"]) for L in sweep.depths("pre_ln") if L < training_claims.DEPTH_MIN
+    shallow = [(L, training_analysis.final_loss(r), r["name"]) for L in sweep.depths("pre_ln") if L < training_claims.DEPTH_MIN
                for r in sweep.cell("pre_ln", L) if r["status"] == "ok"]
     for L, v, name in pts + shallow:
         per_seed.setdefault(int(name.rsplit("_s", 1)[1]), {})[L] = v
@@ -417,7 +415,7 @@ def chapter(root) -> CostResult:
 
     # -- the ledger's statistics on every seed and on each seed set
     evidence = training_claims.cost_evidence(sweep, deep_runs)
-    seed_sets = {n: SeedSetEvidence(n, training_claims.cost_evidence(R.subset(sweep, s), deep_runs))
+    seed_sets = {n: SeedSetEvidence(n, training_claims.cost_evidence(training_analysis.subset(sweep, s), deep_runs))
                  for n, s in E.SEED_SETS.items()}
     set_rows = []
     for n, ev in (("all seeds", evidence), *((f"{n} (seeds {', '.join(map(str, E.SEED_SETS[n]))})", s.evidence)

@@ -654,14 +654,13 @@ def chapter(root) -> FrontResult:
     10,800-step (``long_L24.toml``) and width-128 (``wide_L24.toml``) sweeps, and the pretrained
     records (``results/pretrained``)."""
     root = book_root(root)
-    ta = training_analysis
     pred = json.loads((root / "results" / "predictions" / "front.json").read_text(encoding="utf-8"))
     order = json.loads((root / "results" / "predictions" / "order.json").read_text(encoding="utf-8"))
-    src = ta.Sweep.load(root / pred["source"]["sweep"], root)
+    src = training_analysis.StoredSweep.load(root / pred["source"]["sweep"], root)
     final = src.measure_steps[-1]
-    deep = {L: ta.Sweep.load(root / "configs" / f"deep_L{L}.toml", root) for L in front_models.PREDICT_DEPTHS}
-    longer = ta.Sweep.load(root / "configs" / "long_L24.toml", root)
-    wide_sweep = ta.Sweep.load(root / "configs" / "wide_L24.toml", root)
+    deep = {L: training_analysis.StoredSweep.load(root / "configs" / f"deep_L{L}.toml", root) for L in front_models.PREDICT_DEPTHS}
+    longer = training_analysis.StoredSweep.load(root / "configs" / "long_L24.toml", root)
+    wide_sweep = training_analysis.StoredSweep.load(root / "configs" / "wide_L24.toml", root)
     stored = [r for s in (*deep.values(), longer) for r in s.runs.values()]
     missing = [m for s in (*deep.values(), longer) for m in s.missing]
 
@@ -669,11 +668,11 @@ def chapter(root) -> FrontResult:
     runs = []
     for L, sw in deep.items():
         for r in _ok(sw.cell("pre_ln", L)):
-            om = ta.omega_per_sequence(r, final).mean(0)
+            om = training_analysis.omega_per_sequence(r, final).mean(0)
             sl = front_models.curve_slopes(om)
             runs.append(DeepRun(r["name"], L, om, sl, front_models.position(sl["half_end"], L, pred),
                                 front_models.against_front(sl[front_models.PRIMARY_WINDOW], L, pred),
-                                front_models.block_profile(ta.gram_at(r, final)), ta.final_loss(r),
+                                front_models.block_profile(training_analysis.gram_at(r, final)), training_analysis.final_loss(r),
                                 bool(r["convergence"]["met"])))
     u = [r.u for r in runs]
     position = stats.t_interval(u, 1 - front_models.CLAIM_ALPHA) if len(u) >= 3 else None
@@ -688,32 +687,32 @@ def chapter(root) -> FrontResult:
     def last(r):
         return r["checkpoints"][-1]["step"]
     candidates = [(r["name"], last(r) if last(r) != final else None,
-                   ta.omega_per_sequence(r, last(r)).mean(0), ta.gram_at(r, last(r)))
+                   training_analysis.omega_per_sequence(r, last(r)).mean(0), training_analysis.gram_at(r, last(r)))
                   for r in [*_ok(src.cell("pre_ln", 24)), *_ok(stored)]]
     records = pretrained_analysis.load_records(root / "results" / "pretrained")
     candidates += [(m, None, records[m, "shakespeare"]["change"]["omega_sq"].mean(0),
                     records[m, "shakespeare"]["gram"]) for m in PRETRAINED]
 
     # the exponent through 10,800 steps
-    short = ta.exponent_path(src, "pre_ln", 24)
-    long_path = ta.exponent_path(longer, "pre_ln", 24)
+    short = training_analysis.exponent_path(src, "pre_ln", 24)
+    long_path = training_analysis.exponent_path(longer, "pre_ln", 24)
     long_ok = _ok(longer.cell("pre_ln", 24))
     settle, k0_long, k0_short = None, {}, {}
     if len(long_ok) >= 3:
-        settle = ta.settling(longer, src, "pre_ln", 24)
-        k0_long = {r["seed"]: front_models.block_profile(ta.gram_at(r, ta.SETTLE_STEPS[1])).k0 for r in long_ok}
-        k0_short = {s: front_models.block_profile(ta.gram_at(src.runs[("pre_ln", 24, s)], final)).k0
+        settle = training_analysis.settling(longer, src, "pre_ln", 24)
+        k0_long = {r["seed"]: front_models.block_profile(training_analysis.gram_at(r, training_analysis.SETTLE_STEPS[1])).k0 for r in long_ok}
+        k0_short = {s: front_models.block_profile(training_analysis.gram_at(src.runs[("pre_ln", 24, s)], final)).k0
                     for s in k0_long if ("pre_ln", 24, s) in src.runs}
 
     # at twice the width
-    wide = tuple(WideRun(r["name"], ta.curve_exponent(ta.omega_per_sequence(r, final).mean(0), 2),
-                         front_models.block_profile(ta.gram_at(r, final)), ta.final_loss(r),
+    wide = tuple(WideRun(r["name"], training_analysis.curve_exponent(training_analysis.omega_per_sequence(r, final).mean(0), 2),
+                         front_models.block_profile(training_analysis.gram_at(r, final)), training_analysis.final_loss(r),
                          bool(r["convergence"]["met"])) for r in _ok(wide_sweep.cell("pre_ln", 24)))
     w64 = w128 = how = None
     if len(wide) >= 3:
-        w64 = ta.exponent_fit(src, "pre_ln", 24, final).interval
-        w128 = ta.exponent_fit(wide_sweep, "pre_ln", 24, final).interval
-        how = ta.compare_exponents(w64, w128)
+        w64 = training_analysis.exponent_fit(src, "pre_ln", 24, final).interval
+        w128 = training_analysis.exponent_fit(wide_sweep, "pre_ln", 24, final).interval
+        how = training_analysis.compare_exponents(w64, w128)
 
     k0 = pred["k0"]
     return FrontResult(

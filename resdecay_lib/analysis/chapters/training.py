@@ -568,7 +568,7 @@ def chapter(root, live: bool = True) -> TrainingResult:
     training each); without it ``rechecks`` is empty.
     """
     root = Path(root)
-    sweep = training_analysis.Sweep.load(root / "configs" / "train_long.toml", root)
+    sweep = training_analysis.StoredSweep.load(root / "configs" / "train_long.toml", root)
     flags = training_analysis.flag_runs(sweep)
     excluded = set(flags)
     STEPS = sweep.measure_steps
