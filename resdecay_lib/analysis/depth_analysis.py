@@ -9,7 +9,9 @@ gap to Pre-LN (:func:`paired_gap`) and the depth law L(l) = c l^-alpha + L_inf
 (:func:`depth_law`). Over the deeper rungs (depths 48 and 96) the
 depth slope (:func:`depth_slope`: the least-squares slope of the final loss on log2 depth,
 nats/char per doubling, with a t interval) and the gap of each fix to Pre-LN at equal depth
-(:func:`equal_depth_gap`).
+(:func:`equal_depth_gap`). Where depth starts to cost accuracy: the gain per doubling rung by
+rung (:func:`gain_per_doubling`), Pre-LN's paired gap to a fix at each depth
+(:func:`gaps_by_depth`) and the depth from which that gap exceeds a margin (:func:`cost_onset`).
 
 The runs come from :class:`resdecay_lib.analysis.training_analysis.StoredSweep`. Knows nothing of torch.
 """
@@ -28,7 +30,8 @@ from .training_analysis import (StoredSweep, TooFewSeeds, check_cell, check_excl
                                 final_loss, run_field, run_status)
 
 __all__ = ["ablation", "ablation_trend", "loss_at_flops", "ladder_steps", "depth_law", "depth_law_over_seeds",
-           "ablation_halves", "DepthLadder", "depth_ladder", "paired_gap", "depth_slope", "equal_depth_gap"]
+           "ablation_halves", "DepthLadder", "depth_ladder", "paired_gap", "depth_slope", "equal_depth_gap",
+           "gain_per_doubling", "DepthGap", "gaps_by_depth", "CostOnset", "ONSET_READINGS", "cost_onset"]
 
 
 def ablation(r: dict) -> tuple[np.ndarray, np.ndarray]:
@@ -302,3 +305,119 @@ def equal_depth_gap(sweep: StoredSweep, arch: str, against: str = "pre_ln", min_
             if all(math.isfinite(x) for x in diffs):
                 per_seed.append(float(np.mean(diffs)))
     return depths, (stats.t_interval(per_seed, level) if len(per_seed) >= 3 else None)
+
+
+# ----------------------------------------------------------------------------- where depth starts to cost
+
+def gain_per_doubling(losses: Mapping, level: float = 0.95) -> list:
+    """The loss each rung of the depth ladder gains per doubling of depth, paired by seed.
+
+    ``losses``: ``{depth: [final loss per seed]}`` (:meth:`StoredSweep.losses`; the same seeds,
+    in one order, at every depth). For each consecutive pair of depths a < b, per seed
+
+        g_s = (loss_s(a) - loss_s(b)) / log2(b / a)      (nats/char per doubling; > 0: depth pays)
+
+    and its t interval over seeds at ``level`` (the caller corrects ``level`` for the number of
+    rungs): a list of ``(a, b, TInterval)``. A straight line in log2 depth reads one slope for
+    the whole ladder; this reads each rung, so a ladder that flattens shows where."""
+    check_level(level)
+    out = []
+    for a, b, _ in ladder_steps(losses):                 # every check of ``losses``, once
+        gain = (np.asarray(losses[a], float) - np.asarray(losses[b], float)) / math.log2(b / a)
+        out.append((a, b, stats.t_interval(gain, level)))
+    return out
+
+
+@dataclass(frozen=True)
+class DepthGap:
+    """One depth's paired gap of Pre-LN (``against``) to a fix (``arch``): ``interval`` the t
+    interval over the ``seeds`` both have of loss(against) - loss(arch) (> 0: Pre-LN is worse),
+    None with fewer than 3 such seeds (no interval over seeds can be made)."""
+    depth: int
+    seeds: tuple
+    interval: stats.TInterval | None
+
+
+def gaps_by_depth(runs: Mapping, arch: str = "resi_dual", against: str = "pre_ln", level: float = 0.95) -> list:
+    """Pre-LN's gap to a fix at each depth both were trained at, paired by seed.
+
+    ``runs``: ``{(placement, depth, seed): result}`` (a :class:`StoredSweep`'s ``runs``, or
+    several merged: the depths and seeds need not come from one sweep file). At each depth L
+    with runs of both ``arch`` and ``against``, over the seeds s whose two runs both finished
+    (every finished run: a loss claim reads all runs)
+
+        gap_s(L) = final_loss(against, L, s) - final_loss(arch, L, s)     (nats/char)
+
+    and its t interval at ``level`` (:class:`DepthGap`, depths ascending; the caller corrects
+    ``level`` for the number of depths). A positive gap is what "the decay costs accuracy" means
+    at that depth, if the fix removes the decay and nothing else that matters."""
+    if not isinstance(runs, Mapping):
+        raise ArgumentTypeError(f"runs must be a dict {{(placement, depth, seed): result}}, got {type(runs).__name__}")
+    for key in runs:
+        if not (isinstance(key, tuple) and len(key) == 3 and isinstance(key[0], str)):
+            raise ValueError(f"runs must be keyed by (placement, depth, seed), got the key {key!r}")
+    if arch == against:
+        raise ValueError(f"arch and against must be two placements, got {arch!r} twice")
+    check_level(level)
+    depths = sorted({L for a, L, _ in runs if a == arch} & {L for a, L, _ in runs if a == against})
+    if not depths:
+        have = sorted({a for a, _, _ in runs})
+        raise ValueError(f"runs hold no depth with both {arch} and {against} (placements: {have})")
+    out = []
+    for L in depths:
+        paired = {}
+        for (a, d, s), r in runs.items():
+            if d == L and a in (arch, against) and run_status(r) == "ok":
+                paired.setdefault(s, {})[a] = final_loss(r)
+        seeds = tuple(sorted(s for s, v in paired.items() if len(v) == 2))
+        diff = [paired[s][against] - paired[s][arch] for s in seeds]
+        out.append(DepthGap(L, seeds, stats.t_interval(diff, level) if len(seeds) >= 3 else None))
+    return out
+
+
+@dataclass(frozen=True)
+class CostOnset:
+    """Where the decay starts to cost accuracy (:func:`cost_onset`): ``depth`` the onset (None
+    when none can be named), ``reading`` one of :data:`ONSET_READINGS`, ``undecided`` the depths
+    whose interval meets ``margin`` or is missing, ``margin`` the margin read."""
+    depth: int | None
+    reading: str
+    undecided: tuple
+    margin: float
+
+
+#: what :func:`cost_onset` can say
+ONSET_READINGS = ("costs from this depth on", "costs nothing up to the deepest depth", "cannot tell")
+
+
+def cost_onset(gaps, margin: float) -> CostOnset:
+    """The depth at which the decay starts to cost accuracy, from :func:`gaps_by_depth`.
+
+    With g(L) the interval of Pre-LN's gap to the fix at depth L and ``margin`` > 0 the smallest
+    gap that counts (nats/char):
+
+    * the onset is the smallest depth L* such that g(L) lies wholly above ``margin`` at L* and at
+      every deeper depth measured ("costs from this depth on");
+    * when every g(L) lies wholly below ``margin``, Pre-LN is within the margin of the fix at every
+      depth: "costs nothing up to the deepest depth" (an equivalence on the side that matters);
+    * otherwise "cannot tell", with the depths whose interval meets ``margin`` or is missing.
+
+    A depth above ``margin`` followed by a deeper one that is not does not start an onset: the
+    card's question is the depth from which it costs, and a cost that comes and goes is not one."""
+    if not isinstance(gaps, (list, tuple)) or not gaps or not all(isinstance(g, DepthGap) for g in gaps):
+        raise ArgumentTypeError(f"gaps must be gaps_by_depth's non-empty list of DepthGap, got {gaps!r}")
+    check_real("margin", margin, 0.0, lo_open=True)
+    gaps = sorted(gaps, key=lambda g: g.depth)
+    above = [g.interval is not None and g.interval.lo > margin for g in gaps]
+    below = [g.interval is not None and g.interval.hi < margin for g in gaps]
+    undecided = tuple(g.depth for g, a, b in zip(gaps, above, below) if not (a or b))
+    onset = None
+    for i in range(len(gaps) - 1, -1, -1):               # the longest run of "above" ending at the deepest depth
+        if not above[i]:
+            break
+        onset = gaps[i].depth
+    if onset is not None:
+        return CostOnset(onset, ONSET_READINGS[0], undecided, float(margin))
+    if all(below):
+        return CostOnset(None, ONSET_READINGS[1], (), float(margin))
+    return CostOnset(None, ONSET_READINGS[2], undecided, float(margin))

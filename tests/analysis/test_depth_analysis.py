@@ -87,3 +87,71 @@ def test_ablation_halves_leaves_block_one_out_of_the_earlier_half():
     assert first == 6.0 and ratio == pytest.approx(0.5)      # blocks 4..6 over blocks 2..3
     with pytest.raises(ValueError, match="at least 4 blocks"):
         depth_analysis.ablation_halves(d[:, :3])
+
+
+# ----------------------------------------------------------------------------- where depth starts to cost
+
+def test_gain_per_doubling_divides_each_rungs_paired_gain_by_its_doublings():
+    losses = {8: [2.0, 2.1, 2.2], 16: [1.9, 2.0, 2.05], 64: [1.8, 1.9, 1.85]}
+    (a, b, first), (c, d, second) = depth_analysis.gain_per_doubling(losses, level=0.9)
+    assert (a, b, c, d) == (8, 16, 16, 64)
+    assert first.mean == pytest.approx(np.mean([0.1, 0.1, 0.15])) and first.level == 0.9
+    assert second.mean == pytest.approx(np.mean([0.1, 0.1, 0.2]) / 2)      # 16 -> 64 is two doublings
+    with pytest.raises(ValueError, match="same seeds"):
+        depth_analysis.gain_per_doubling({8: [1.0, 2.0, 3.0], 16: [1.0, 2.0, 3.0, 4.0]})
+
+
+def _runs(cells):
+    return stored_sweep(cells).runs
+
+
+def test_gaps_by_depth_pairs_pre_ln_with_the_fix_seed_by_seed_at_each_shared_depth():
+    runs = _runs({("pre_ln", 4): [2.0, 2.1, 2.2], ("resi_dual", 4): [1.9, 2.1, 2.0],
+                  ("pre_ln", 8): [1.8, 1.9, 2.0], ("resi_dual", 8): [1.7, 1.75, 1.8], ("pre_ln", 2): [3.0, 3.0, 3.0]})
+    four, eight = depth_analysis.gaps_by_depth(runs)
+    assert (four.depth, eight.depth) == (4, 8) and four.seeds == (0, 1, 2)
+    assert four.interval.mean == pytest.approx(np.mean([0.1, 0.0, 0.2]))      # Pre-LN minus ResiDual
+    assert eight.interval.mean == pytest.approx(np.mean([0.1, 0.15, 0.2])) and eight.interval.n == 3
+
+
+def test_a_depth_with_fewer_than_three_paired_seeds_has_no_interval():
+    runs = _runs({("pre_ln", 4): [2.0, 2.1, 2.2], ("resi_dual", 4): [1.9, 2.1, 2.0]})
+    runs[("resi_dual", 4, 2)] = {**runs[("resi_dual", 4, 2)], "status": "non_finite"}
+    (gap,) = depth_analysis.gaps_by_depth(runs)
+    assert gap.seeds == (0, 1) and gap.interval is None
+
+
+def test_gaps_by_depth_refuses_runs_it_cannot_pair():
+    with pytest.raises(ValueError, match="no depth with both resi_dual and pre_ln"):
+        depth_analysis.gaps_by_depth(_runs({("pre_ln", 4): [2.0, 2.1, 2.2]}))
+    with pytest.raises(ValueError, match="two placements"):
+        depth_analysis.gaps_by_depth(_runs({("pre_ln", 4): [2.0, 2.1, 2.2]}), arch="pre_ln")
+    with pytest.raises(ValueError, match=r"keyed by \(placement, depth, seed\)"):
+        depth_analysis.gaps_by_depth({"pre_ln_L4_s0": {}})
+
+
+def _gap(depth, lo, hi):
+    iv = training_analysis.stats.TInterval((lo + hi) / 2, lo, hi, 0.01, 4.3, 3, 0.95)
+    return depth_analysis.DepthGap(depth, (0, 1, 2), iv)
+
+
+def test_the_onset_is_the_first_depth_from_which_every_deeper_gap_exceeds_the_margin():
+    gaps = [_gap(4, -0.01, 0.005), _gap(8, 0.02, 0.05), _gap(16, 0.03, 0.09), _gap(24, 0.02, 0.12)]
+    onset = depth_analysis.cost_onset(gaps, margin=0.01)
+    assert (onset.depth, onset.reading, onset.undecided) == (8, "costs from this depth on", ())
+    # a cost that comes and goes does not start at the shallow depth
+    gaps = [_gap(4, 0.02, 0.05), _gap(8, -0.01, 0.03), _gap(16, 0.03, 0.09)]
+    assert depth_analysis.cost_onset(gaps, margin=0.01).depth == 16
+
+
+def test_no_onset_when_every_gap_is_within_the_margin_and_cannot_tell_otherwise():
+    within = depth_analysis.cost_onset([_gap(4, -0.02, 0.005), _gap(24, -0.03, 0.0)], margin=0.01)
+    assert within.depth is None and within.reading == "costs nothing up to the deepest depth"
+    unsure = depth_analysis.cost_onset([_gap(4, -0.02, 0.005), _gap(24, -0.03, 0.08)], margin=0.01)
+    assert unsure.depth is None and unsure.reading == "cannot tell" and unsure.undecided == (24,)
+    missing = depth_analysis.cost_onset([_gap(4, -0.02, 0.005), depth_analysis.DepthGap(24, (0,), None)], 0.01)
+    assert missing.reading == "cannot tell" and missing.undecided == (24,)
+    with pytest.raises(ValueError, match="margin"):
+        depth_analysis.cost_onset([_gap(4, 0.0, 0.1)], margin=0.0)
+    with pytest.raises(TypeError, match="gaps must be"):
+        depth_analysis.cost_onset([(4, 0.0, 0.1)], margin=0.01)
