@@ -8,6 +8,13 @@ angular distances, the skip cost of every block and, when asked, the pruning cur
 ranking (:mod:`resdecay_lib.analysis.pruning`). ``python -m resdecay_lib depth-cost MODEL`` (:mod:`resdecay_lib.cli.depth_cost`) writes
 it under ``results/pretrained/`` atomically, with its provenance, and skips a finished file.
 
+:func:`measure_stream` is the record's ``stream`` section, what Chapter 9 reads besides: the
+change of every sublayer step (``probe.measure_sublayers``), for Post-LN MiniLM the change
+of the stream itself, and, for the models of :data:`ROUND_TRIPS`, the change after a 4-bit
+round-trip of the weights (``quantise.quantize_q4_1_``) with how far the weights moved.
+``depth-cost MODEL --only stream`` adds it to a finished record without re-running the
+skip and pruning costs.
+
 The analysis functions read such a record (or a live :class:`~resdecay_lib.nn.probe.LayerChange`):
 :func:`exponent_report` (the power-law exponent of the change with its fit-range
 sensitivity, its curvature test over sequences and the theorem's exponent over the same range
@@ -33,8 +40,11 @@ from ..checks import Name, PathArg, accepts, check_in_file, check_int, one_line,
 from ..stats.exponents import FRONT_BLOCKS, TAIL_BLOCKS
 from ..stats.fit import loglog_slope
 
-__all__ = ["TEXTS", "GPT2_XL_GROWTH", "book_text", "measure_model", "store_path", "load_record", "load_records",
-           "exponent_report", "ExponentReport", "norm_growth", "K_MINS"]
+# measure_stream is public (the depth-cost command and Chapter 9's live check call it) but not yet
+# listed: the whole-library fuzz asks every listed function for declared domains and an example
+__all__ = ["TEXTS", "GPT2_XL_GROWTH", "ROUND_TRIPS", "STREAM_FIELDS", "book_text", "measure_model", "measure_stream",
+           "store_path", "load_record", "load_records", "exponent_report", "ExponentReport",
+           "norm_growth", "K_MINS"]
 
 #: the two texts of Chapter 9, by short name
 TEXTS = {"shakespeare": "Shakespeare (validation)", "pydoc": "pydoc topics"}
@@ -43,6 +53,14 @@ K_MINS = (2, 3, 4)
 #: the literature's figure beside :func:`norm_growth`: the residual stream's norm grows about
 #: 1.045 times per layer in GPT-2 XL (Heimersheim & Turner 2023, averaged over prompts)
 GPT2_XL_GROWTH = 1.045
+#: the models whose ``stream`` section holds a Q4_1 round-trip, and its block offset: MiniLM's
+#: float32 weights quantised once (offset 0, ggml's grid); SmolLM2's weights, already Q4_1 in
+#: its GGUF file, quantised again on blocks shifted by half a block (16 of 32 columns), a grid
+#: they were not fitted to (``quantise.q4_1_roundtrip``)
+ROUND_TRIPS = {"all-minilm-l6": 0, "smollm2-135m": 16}
+#: the fields of a record's ``stream`` section that :func:`measure_stream` measures and the
+#: store keeps (its ``change`` and ``rms_change*`` repeat the record's own, for a re-check)
+STREAM_FIELDS = ("sublayer_omega_sq", "raw_change", "quantised")
 
 
 def book_text(name: str) -> str:
@@ -103,6 +121,67 @@ def measure_model(pre, text: str, n_seq: int = 16, n_tokens: int = 128, prune: b
             c = pruning.removal_costs(pre, inputs, mask, sets[name], batch_size, progress)
             rec["prune"][name] = {"sets": [list(s) for s in c.sets], "value": c.value.tolist()}
     return rec
+
+
+def measure_stream(pre, text: str, n_seq: int = 16, n_tokens: int = 128, round_trip: int | None = None,
+                   batch_size: int = 8) -> dict:
+    """What Chapter 9 reads of ``pre`` on ``text`` besides :func:`measure_model`'s record, from one
+    pass at sublayer granularity (the inputs are :func:`measure_model`'s: the same
+    ``pretrained.sample_inputs``, the same batches):
+
+    * ``sublayer_omega_sq`` [n_seq, 2L]: the change of each residual addition,
+      (1/d) |LN0(x') - LN0(x)|^2, step 2k-1 block k's attention step and step 2k its MLP step
+      (``probe.measure_sublayers``);
+    * ``change`` {metric: [n_seq, L]}: the per-block metrics of the same pass's block stream
+      (``probe.layer_change``), and ``rms_change``, ``rms_change_gain`` [n_seq, L] through the
+      model's RMSNorm (decoders), or ``raw_change`` [n_seq, L], (1/d) |x_{k+1} - x_k|^2, the
+      change of what Post-LN blocks read (``probe.rms_change(..., normalise=False)``);
+    * with ``round_trip`` (a block offset, :data:`ROUND_TRIPS`): ``quantised`` {``format``:
+      "q4_1", ``offset``, ``relative_weight_change``: sqrt(sum |W_q - W|_F^2 / sum |W|_F^2) over
+      the weight matrices (``quantise.relative_weight_change``), ``omega_sq`` [n_seq, L]: the
+      per-block change after every linear and embedding weight's Q4_1 round-trip
+      (``quantise.quantize_q4_1_``, then ``probe.measure``)}. The weights are quantised in place
+      and restored, bit for bit, before this returns.
+
+    Lists, JSON-ready; :data:`STREAM_FIELDS` are what a record's ``stream`` section keeps."""
+    from ..nn import quantise
+    check_int("n_seq", n_seq, 2, 100_000)
+    check_int("batch_size", batch_size, 1, 100_000)
+    if round_trip is not None:
+        check_int("round_trip", round_trip, 0, 1_000_000)
+    inputs, mask = pretrained.sample_inputs(pre.tokenizer, text, n_seq, n_tokens)
+    sub_stream, sub = probe.measure_sublayers(pre.body, inputs, mask, pre.blocks,
+                                              [pretrained.sublayer_points(b) for b in pre.blocks],
+                                              batch_size=batch_size)
+    stream = sub_stream.block_inputs                           # [L+1, B, T, D]
+    out = {"sublayer_omega_sq": np.asarray(sub.per_sequence["omega_sq"]).tolist(),
+           "change": _per_seq(probe.layer_change(stream, mask=mask))}
+    try:
+        gains = pruning.reader_gains(pre)
+    except ValueError:
+        gains = None                                           # Post-LN: the blocks read x_k itself
+    if gains is not None:
+        eps = float(getattr(pre.model.config, "rms_norm_eps", 1e-6))
+        out["rms_change"] = probe.rms_change(stream, None, mask, eps).per_sequence.tolist()
+        out["rms_change_gain"] = probe.rms_change(stream, gains, mask, eps).per_sequence.tolist()
+    else:
+        out["raw_change"] = probe.rms_change(stream, None, mask, normalise=False).per_sequence.tolist()
+    del sub_stream, stream
+    if round_trip is not None:
+        before = {n: p.detach().clone() for n, p in pre.model.named_parameters() if p.dim() == 2}
+        try:
+            quantise.quantize_q4_1_(pre.model, offset=round_trip)
+            err = quantise.relative_weight_change(pre.model, before)
+            _, q = probe.measure(pre.body, inputs, mask, blocks=pre.blocks, batch_size=batch_size)
+        finally:                                               # the caller's model as it came
+            import torch
+            with torch.no_grad():
+                for n, p in pre.model.named_parameters():
+                    if n in before:
+                        p.copy_(before[n])
+        out["quantised"] = {"format": "q4_1", "offset": int(round_trip), "relative_weight_change": float(err),
+                            "omega_sq": np.asarray(q.per_sequence["omega_sq"]).tolist()}
+    return out
 
 
 # ----------------------------------------------------------------------------- the store
@@ -188,6 +267,34 @@ def _check_record(rec) -> None:
                 raise _BadRecord(f"prune.{name}.sets must be a non-empty list of non-empty lists of blocks "
                                  f"in 1..{L}, got {show(sets if isinstance(p, dict) else p)}")
             _array(f"prune.{name}.value", p.get("value"), (len(sets), B))
+    if "stream" in rec:
+        _check_stream(rec["stream"], B, L)
+
+
+def _check_stream(st, B, L) -> None:
+    """A record's ``stream`` section (:func:`measure_stream`'s :data:`STREAM_FIELDS`, and its provenance)."""
+    if not isinstance(st, dict) or "sublayer_omega_sq" not in st:
+        raise _BadRecord(f"stream must be a dict holding sublayer_omega_sq (depth-cost --only stream's), "
+                         f"got {show(sorted(st) if isinstance(st, dict) else st)}")
+    _array("stream.sublayer_omega_sq", st["sublayer_omega_sq"], (B, 2 * L))
+    if "raw_change" in st:
+        _array("stream.raw_change", st["raw_change"], (B, L))
+    if "quantised" in st:
+        q = st["quantised"]
+        if not isinstance(q, dict) or {"format", "offset", "relative_weight_change", "omega_sq"} - set(q):
+            raise _BadRecord(f"stream.quantised must be a dict {{format, offset, relative_weight_change, omega_sq}}, "
+                             f"got {show(sorted(q) if isinstance(q, dict) else q)}")
+        if q["format"] != "q4_1":
+            raise _BadRecord(f"stream.quantised.format must be 'q4_1', got {show(q['format'])}")
+        off = q["offset"]
+        if isinstance(off, bool) or not isinstance(off, numbers.Integral) or off < 0:
+            raise _BadRecord(f"stream.quantised.offset must be an integer >= 0, got {show(off)}")
+        err = q["relative_weight_change"]
+        if isinstance(err, bool) or not isinstance(err, numbers.Real) or not np.isfinite(err) or err < 0:
+            raise _BadRecord(f"stream.quantised.relative_weight_change must be a finite number >= 0, got {show(err)}")
+        _array("stream.quantised.omega_sq", q["omega_sq"], (B, L))
+    if "provenance" in st and not isinstance(st["provenance"], dict):
+        raise _BadRecord(f"stream.provenance must be a dict, got {show(st['provenance'])}")
 
 
 @accepts(path=PathArg())
@@ -201,8 +308,10 @@ def load_record(path) -> dict:
     shape (``model`` a str, ``n_layer`` an integer >= 1, ``cost_kind`` one of
     ``pruning.COSTS``, ``change`` every metric [n_seq, L], ``gram`` and
     ``angular_distances`` [L+1, L+1], ``rms_change`` [n_seq, L], ``skip`` {base [n_seq], value
-    [L, n_seq]}, ``prune`` {ranking: {sets of blocks in 1..L, value [n_sets, n_seq]}}, all
-    finite) raises ``ValueError`` naming the path and the field. Nothing is moved or written."""
+    [L, n_seq]}, ``prune`` {ranking: {sets of blocks in 1..L, value [n_sets, n_seq]}}, the
+    optional ``stream`` section {``sublayer_omega_sq`` [n_seq, 2L], ``raw_change`` [n_seq, L],
+    ``quantised`` {format "q4_1", offset an integer >= 0, relative_weight_change >= 0,
+    omega_sq [n_seq, L]}}, all finite) raises ``ValueError`` naming the path and the field. Nothing is moved or written."""
     path = check_in_file("path", path)
     try:
         rec = json.loads(path.read_text(encoding="utf-8"))
@@ -216,6 +325,13 @@ def load_record(path) -> dict:
     rec["change"] = {m: np.asarray(v, float) for m, v in rec["change"].items()}
     rec["skip"] = pruning.RemovalCost(rec["cost_kind"], tuple((k,) for k in range(1, rec["n_layer"] + 1)),
                                         np.asarray(rec["skip"]["base"], float), np.asarray(rec["skip"]["value"], float))
+    if "stream" in rec:
+        st = rec["stream"]
+        for key in ("sublayer_omega_sq", "raw_change"):
+            if key in st:
+                st[key] = np.asarray(st[key], float)
+        if "quantised" in st:
+            st["quantised"]["omega_sq"] = np.asarray(st["quantised"]["omega_sq"], float)
     if "prune" in rec:
         rec["prune"] = {name: pruning.RemovalCost(rec["cost_kind"], tuple(tuple(s) for s in p["sets"]),
                                                     rec["skip"].base, np.asarray(p["value"], float))

@@ -1,7 +1,8 @@
 """Chapter 9's typed result (resdecay_lib.analysis.chapters.pretrained): its small functions,
-each branch on tiny numbers, and, on the stored records with the models loaded (slow: the live
-measurement takes minutes), its glue names against the notebook's and a few fields against
-values recomputed from the JSON records."""
+each branch on tiny numbers; the stored-record path (``stored``: no model loaded, seconds) against
+values recomputed from the JSON records; its refusals of records without their stream section;
+and, slow (one model loaded, about a minute), the live check of SmolLM2 and the glue names against
+the notebook's."""
 from __future__ import annotations
 
 import json
@@ -12,7 +13,9 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
+from resdecay_lib.analysis import pretrained_analysis
 from resdecay_lib.analysis.chapters import pretrained
+from resdecay_lib.nn import metrics
 from resdecay_lib.book import evidence
 from resdecay_lib.book.glues import EvidenceGlue, Table, Words, glue_names
 
@@ -78,6 +81,31 @@ def test_interval_words_reads_an_exponent_a_correlation_or_a_mean():
         == "1.0861 [1.0849, 1.0871]"
 
 
+def test_section_words_names_the_sections_provenance_or_none():
+    rec = {"stream": {"provenance": {"code_version": "git:abc1234", "wall_s": 90.0, "threads": 1}}}
+    assert pretrained.section_words(rec) == "git:abc1234, 1.5, 1"
+    assert pretrained.section_words({}) == "none"
+    assert isinstance(pretrained.section_words({}), Words)
+
+
+def test_curves_give_the_mean_and_se_layer_change_gives():
+    torch = pytest.importorskip("torch")
+    stream = torch.randn(5, 4, 6, 8, generator=torch.Generator().manual_seed(0))     # [L+1, B, T, D]
+    ch = metrics.layer_change(stream)
+    cv = pretrained.Curves({m: ch.per_sequence[m] for m in ch.METRICS})
+    for m in ch.METRICS:
+        assert np.array_equal(getattr(cv, m), getattr(ch, m))          # the same float64 operations
+        assert np.array_equal(getattr(cv, m + "_se"), getattr(ch, m + "_se"))
+    assert cv.k.tolist() == ch.k.tolist() == [1, 2, 3, 4]
+    with pytest.raises(AttributeError, match="not 'gain'"):
+        cv.gain
+
+
+def test_live_tolerance_is_the_stated_one():
+    assert pretrained.RTOL == 1e-4 and pretrained.ATOL == 1e-6
+    assert pretrained.LIVE_MODEL in pretrained.PRE_LN
+
+
 def test_levels_are_the_bonferroni_levels_the_prose_states():
     assert pretrained.LEVEL == 1 - 0.05 / 2
     assert pretrained.LEVEL_SUB == 1 - 0.05 / 8
@@ -108,9 +136,92 @@ def _glued_parts(glues: dict) -> set:
 
 
 @pytest.fixture(scope="module")
-def result():
-    return pretrained.chapter(ROOT)
+def stored():
+    return pretrained.stored(ROOT)
 
+
+@pytest.fixture(scope="module")
+def result(stored):
+    from dataclasses import replace
+    return replace(stored, live=pretrained.live_check(ROOT, stored.records))
+
+
+@pytest.mark.slow      # the bootstraps of the stored analysis: about 15 s alone, 30 s beside other work
+def test_stored_reads_every_field_from_the_records_with_no_live_part(stored):
+    assert stored.live is None
+    assert not {"pt_recheck_table", "pt_live_table", "pt_recheck_worst"} & set(stored.glues())
+    recs = {p.stem: json.loads(p.read_text(encoding="utf-8"))
+            for p in (ROOT / "results" / "pretrained").glob("*__*.json")}
+    assert len(recs) == 8 and stored.missing == []
+    glues = stored.glues()
+    for model, short in pretrained.SHORT.items():
+        rec = recs[f"{model}__shakespeare"]
+        increase = np.asarray(rec["skip"]["value"]) - np.asarray(rec["skip"]["base"])[None]   # [L, B]
+        assert glues[f"pt_block1_{short}"] == round(float(increase[0].mean()), 4)
+        assert glues[f"pt_blockL_{short}"] == round(float(increase[-1].mean()), 4)
+        assert glues[f"pt_L_{short}"] == rec["n_layer"]
+        med = float(np.median(np.asarray(rec["change"]["omega_sq"]).mean(0)[1:]))
+        assert glues[f"pt_median_{short}"] == round(med, 4)
+    ev = glues["ev_skip_block1_qwen"]
+    assert isinstance(ev, EvidenceGlue) and ev.digits == 4
+    qwen = recs["qwen2.5-coder-0.5b__shakespeare"]
+    assert ev.value == pytest.approx(np.mean(np.asarray(qwen["skip"]["value"][0]) - np.asarray(qwen["skip"]["base"])))
+    # the quantisation's weight changes and the sublayer panels are the stream sections' own
+    assert glues["pt_err_smol"] == round(recs["smollm2-135m__shakespeare"]["stream"]["quantised"]["relative_weight_change"], 4)
+    assert glues["pt_err_mini"] == round(recs["all-minilm-l6__shakespeare"]["stream"]["quantised"]["relative_weight_change"], 4)
+    sub = np.asarray(recs["gemma3-270m__shakespeare"]["stream"]["sublayer_omega_sq"]).mean(0)
+    k, att, mlp = stored.panels["sublayers"]["Gemma-3-270M"]
+    assert np.array_equal(att, sub[0::2]) and np.array_equal(mlp, sub[1::2]) and k.tolist() == list(range(1, 19))
+    smol = recs["smollm2-135m__shakespeare"]
+    rep = stored.reports["smollm2-135m", "shakespeare"]
+    assert rep.main.k_max == smol["n_layer"] and rep.embedding_counted is False
+
+
+def _book_with(tmp_path, strip):
+    """A book folder holding copies of the records, ``strip(name, record)`` applied to each."""
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    (tmp_path / "_toc.yml").write_text("root: intro\n")
+    out = tmp_path / "results" / "pretrained"
+    out.mkdir(parents=True)
+    for p in (ROOT / "results" / "pretrained").glob("*__*.json"):
+        rec = json.loads(p.read_text(encoding="utf-8"))
+        strip(p.stem, rec)
+        (out / p.name).write_text(json.dumps(rec), encoding="utf-8")
+    return tmp_path
+
+
+def test_stored_names_the_command_when_a_stream_section_is_missing(tmp_path):
+    def strip(name, rec):
+        if name == "gemma3-270m__shakespeare":
+            del rec["stream"]
+    with pytest.raises(ValueError, match=r"\['gemma3-270m'\] lack their stream section.*--only stream"):
+        pretrained.stored(_book_with(tmp_path, strip))
+
+
+def test_stored_names_a_missing_round_trip_and_a_missing_record(tmp_path):
+    def strip(name, rec):
+        if name == "all-minilm-l6__shakespeare":
+            del rec["stream"]["quantised"]
+    with pytest.raises(ValueError, match=r"all-minilm-l6.*--only stream"):
+        pretrained.stored(_book_with(tmp_path / "a", strip))
+    book = _book_with(tmp_path / "b", lambda name, rec: None)
+    (book / "results" / "pretrained" / "qwen2.5-coder-0.5b__pydoc.json").unlink()
+    with pytest.raises(ValueError, match=r"qwen2.5-coder-0.5b', 'pydoc'.*depth-cost MODEL"):
+        pretrained.stored(book)
+
+
+def test_live_check_refuses_records_without_smollm2s_stream_section():
+    records = pretrained_analysis.load_records(ROOT / "results" / "pretrained")
+    recs = {k: v for k, v in records.items() if k != (pretrained.LIVE_MODEL, pretrained.SH)}
+    with pytest.raises(ValueError, match="depth-cost smollm2-135m"):
+        pretrained.live_check(ROOT, recs)
+    bare = {**recs, (pretrained.LIVE_MODEL, pretrained.SH): {k: v for k, v in records[
+        pretrained.LIVE_MODEL, pretrained.SH].items() if k != "stream"}}
+    with pytest.raises(ValueError, match="stream section"):
+        pretrained.live_check(ROOT, bare)
+
+
+# ----------------------------------------------------------------------------- live (slow: SmolLM2 loaded)
 
 @pytest.mark.slow
 def test_glue_names_are_the_notebooks(result):
@@ -124,23 +235,13 @@ def test_glue_names_are_the_notebooks(result):
 
 
 @pytest.mark.slow
-def test_fields_agree_with_the_json_records(result):
-    recs = {p.stem: json.loads(p.read_text(encoding="utf-8"))
-            for p in (ROOT / "results" / "pretrained").glob("*__*.json")}
-    assert len(recs) == 8 and result.missing == []
+def test_live_check_reproduces_smollm2s_record(result):
+    live = result.live
+    assert all(ok for _, ok in live.agrees.values()), live.agrees
+    assert {"change.omega_sq", "rms_change", "stream.sublayer_omega_sq", "stream.quantised.omega_sq"} <= set(live.agrees)
+    rec = result.records[pretrained.LIVE_MODEL, pretrained.SH]
+    assert live.agrees["stream.sublayer_omega_sq"][0] == rec["n_seq"] * 2 * rec["n_layer"]
+    assert live.recheck_worst <= 3
     glues = result.glues()
-    for model, short in pretrained.SHORT.items():
-        rec = recs[f"{model}__shakespeare"]
-        increase = np.asarray(rec["skip"]["value"]) - np.asarray(rec["skip"]["base"])[None]   # [L, B]
-        assert glues[f"pt_block1_{short}"] == round(float(increase[0].mean()), 4)
-        assert glues[f"pt_blockL_{short}"] == round(float(increase[-1].mean()), 4)
-        assert glues[f"pt_L_{short}"] == rec["n_layer"]
-    ev = glues["ev_skip_block1_qwen"]
-    assert isinstance(ev, EvidenceGlue) and ev.digits == 4
-    qwen = recs["qwen2.5-coder-0.5b__shakespeare"]
-    assert ev.value == pytest.approx(np.mean(np.asarray(qwen["skip"]["value"][0]) - np.asarray(qwen["skip"]["base"])))
-    # the live change is the stored one to float rounding, on every model and text
-    assert all(result.records_match_live.values())
-    smol = recs["smollm2-135m__shakespeare"]
-    live = result.reports["smollm2-135m", "shakespeare"]
-    assert live.main.k_max == smol["n_layer"] and live.embedding_counted is False
+    assert glues["pt_live_values"] == sum(n for n, _ in live.agrees.values())
+    assert glues["pt_live_model"] == "SmolLM2-135M"

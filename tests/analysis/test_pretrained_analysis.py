@@ -60,3 +60,81 @@ def test_measure_model_record_round_trips_through_the_store(tmp_path):
 def test_book_text_rejects_an_unknown_name():
     with pytest.raises(ValueError, match="shakespeare"):
         pretrained_analysis.book_text("poems")
+
+
+# ----------------------------------------------------------------------------- the stream section
+
+def _tiny(kind="llama"):
+    return P._finish(f"tiny-{kind}", tiny(kind), tiny_tokenizer(), "post_ln" if kind == "bert" else "pre_ln",
+                     "test", "here")
+
+
+def test_measure_stream_repeats_the_records_change_and_restores_the_quantised_weights():
+    import torch
+    pre = _tiny()
+    weights = {n: p.clone() for n, p in pre.model.named_parameters()}
+    rec = pretrained_analysis.measure_model(pre, TEXT, n_seq=3, n_tokens=10, batch_size=2)
+    st = pretrained_analysis.measure_stream(pre, TEXT, n_seq=3, n_tokens=10, round_trip=16, batch_size=2)
+    assert np.shape(st["sublayer_omega_sq"]) == (3, 6) and "raw_change" not in st
+    for m, v in rec["change"].items():       # the same inputs and batches: the record's own change
+        np.testing.assert_allclose(st["change"][m], v, rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(st["rms_change"], rec["rms_change"], rtol=1e-6)
+    # block k's two steps are its attention and MLP additions: both move the stream
+    assert np.all(np.asarray(st["sublayer_omega_sq"]) > 0)
+    q = st["quantised"]
+    assert q["format"] == "q4_1" and q["offset"] == 16 and 0 < q["relative_weight_change"] < 0.5
+    assert np.shape(q["omega_sq"]) == (3, 3) and not np.allclose(q["omega_sq"], rec["change"]["omega_sq"])
+    assert all(torch.equal(weights[n], p) for n, p in pre.model.named_parameters())   # restored bit for bit
+    assert "quantised" not in pretrained_analysis.measure_stream(pre, TEXT, n_seq=3, n_tokens=10, batch_size=2)
+
+
+def test_measure_stream_reads_a_post_ln_stream_itself():
+    st = pretrained_analysis.measure_stream(_tiny("bert"), TEXT, n_seq=3, n_tokens=10, batch_size=2)
+    assert np.shape(st["raw_change"]) == (3, 3) and "rms_change" not in st
+    assert np.shape(st["sublayer_omega_sq"]) == (3, 6)
+
+
+@pytest.mark.parametrize("kw, match", [({"n_seq": 1}, "n_seq"), ({"batch_size": 0}, "batch_size"),
+                                       ({"round_trip": -1}, "round_trip")])
+def test_measure_stream_refuses_bad_arguments_before_any_work(kw, match):
+    with pytest.raises(ValueError, match=match):
+        pretrained_analysis.measure_stream(object(), TEXT, **{"n_seq": 3, "n_tokens": 10, **kw})
+
+
+def _record_with_stream(tmp_path):
+    pre = _tiny()
+    rec = pretrained_analysis.measure_model(pre, TEXT, n_seq=3, n_tokens=10, batch_size=2)
+    st = pretrained_analysis.measure_stream(pre, TEXT, n_seq=3, n_tokens=10, round_trip=0, batch_size=2)
+    rec["text"] = "shakespeare"
+    rec["stream"] = {k: st[k] for k in pretrained_analysis.STREAM_FIELDS if k in st}
+    rec["stream"]["provenance"] = {"code_version": "test"}
+    return rec
+
+
+def test_a_record_with_its_stream_section_round_trips_through_the_store(tmp_path):
+    rec = _record_with_stream(tmp_path)
+    path = pretrained_analysis.store_path(tmp_path, "tiny-llama", "shakespeare")
+    write_json_atomic(rec, path)
+    back = pretrained_analysis.load_record(path)["stream"]
+    assert back["sublayer_omega_sq"].shape == (3, 6) and back["quantised"]["omega_sq"].shape == (3, 3)
+    assert back["quantised"]["relative_weight_change"] == rec["stream"]["quantised"]["relative_weight_change"]
+
+
+@pytest.mark.parametrize("edit, match", [
+    (lambda st: st.pop("sublayer_omega_sq"), "stream must be a dict holding sublayer_omega_sq"),
+    (lambda st: st.update(sublayer_omega_sq=[[0.1] * 3] * 3), r"stream.sublayer_omega_sq must be an array of shape \[3, 6\]"),
+    (lambda st: st.update(raw_change=[[0.1] * 2] * 3), r"stream.raw_change must be an array of shape \[3, 3\]"),
+    (lambda st: st["quantised"].pop("offset"), "stream.quantised must be a dict"),
+    (lambda st: st["quantised"].update(format="q8_0"), "stream.quantised.format must be 'q4_1'"),
+    (lambda st: st["quantised"].update(offset=-1), "stream.quantised.offset must be an integer >= 0"),
+    (lambda st: st["quantised"].update(relative_weight_change=-0.1), "relative_weight_change must be a finite"),
+    (lambda st: st["quantised"].update(omega_sq=[[0.1] * 3] * 2), r"stream.quantised.omega_sq must be an array"),
+    (lambda st: st.update(provenance="today"), "stream.provenance must be a dict"),
+])
+def test_a_bad_stream_section_is_refused_naming_its_field(tmp_path, edit, match):
+    rec = _record_with_stream(tmp_path)
+    edit(rec["stream"])
+    path = pretrained_analysis.store_path(tmp_path, "tiny-llama", "shakespeare")
+    write_json_atomic(rec, path)
+    with pytest.raises(ValueError, match=match):
+        pretrained_analysis.load_record(path)

@@ -74,7 +74,7 @@ NO_DOMAIN = {
         "MixLNBlock")},
     # pretrained_analysis: this change touched only store_path and the depth-cost command
     **{f: "pretrained_analysis' analysis and store readers: not declared yet" for f in (
-        "book_text", "measure_model", "exponent_report", "ExponentReport",
+        "book_text", "measure_model", "measure_stream", "exponent_report", "ExponentReport",
         "norm_growth")},
 }
 

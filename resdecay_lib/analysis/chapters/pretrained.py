@@ -1,23 +1,25 @@
-"""Chapter 9 (``chapters/09_pretrained.ipynb``): four pretrained models, measured live and read
-from their stored records, as one :class:`PretrainedResult`.
+"""Chapter 9 (``chapters/09_pretrained.ipynb``): four pretrained models, read from their stored
+records, one of them re-measured live, as one :class:`PretrainedResult`.
 
-:func:`chapter` does what the chapter shows, in its order:
+:func:`chapter` is :func:`stored` with :func:`live_check`:
 
-1. **live** (:func:`measure`): loads SmolLM2-135M, Qwen2.5-Coder-0.5B, Gemma-3-270M and
-   all-MiniLM-L6 from the local cache (:func:`resdecay_lib.nn.pretrained.load`), feeds each the
-   same :data:`N_SEQ` x :data:`N_TOKENS` sample of the two texts and captures the stream at
-   sublayer granularity (``probe.measure_sublayers``); from it the per-block change
-   (``probe.layer_change``), the Gram matrix of the summands, and the change through the
-   model's own RMSNorm with and without its gain (``probe.rms_change``; for Post-LN MiniLM the
-   change of the stream itself). It re-measures SmolLM2's skip cost of blocks 2 and 15 and its
-   first three deepest-first removals (``pruning.removal_costs``), and bounds what 4-bit
-   quantisation does to the exponent (``quantise.quantize_q4_1_``: MiniLM float32 -> Q4_1,
-   SmolLM2 Q4_1 -> a second Q4_1 on blocks shifted by 16 columns). About six minutes on two
-   cores, most of it the four models' forward passes;
-2. **stored** (``pretrained_analysis.load_records``, ``results/pretrained/``): the skip costs,
-   the pruning curves and the redundancy rankings, measured by ``python -m resdecay_lib
-   depth-cost MODEL`` (about an hour);
-3. the analysis of both (``pretrained_analysis.exponent_report``, ``norm_growth``,
+1. **stored** (:func:`stored`; ``pretrained_analysis.load_records``, ``results/pretrained/``): the
+   records of SmolLM2-135M, Qwen2.5-Coder-0.5B, Gemma-3-270M and all-MiniLM-L6 on the two texts,
+   made by ``python -m resdecay_lib depth-cost MODEL`` (about an hour): the per-block change of
+   :data:`N_SEQ` x :data:`N_TOKENS` samples (``probe.layer_change``), the Gram matrix of the
+   summands, the change through the model's own RMSNorm with and without its gain
+   (``probe.rms_change``), the skip costs, the pruning curves and the redundancy rankings, and
+   the record's ``stream`` section (``depth-cost MODEL --only stream``, minutes): the sublayer
+   steps (``probe.measure_sublayers``), the change of Post-LN MiniLM's stream itself, and a 4-bit
+   round-trip (``quantise.quantize_q4_1_``: MiniLM float32 -> Q4_1, SmolLM2 Q4_1 -> a second
+   Q4_1 on blocks shifted by 16 columns). No model is loaded: seconds;
+2. **live** (:func:`live_check`): loads :data:`LIVE_MODEL` (SmolLM2-135M, the smallest Pre-LN
+   model) from the local cache, re-measures on Shakespeare every stored field of its record the
+   chapter reads but the costs (block metrics, RMSNorm readings, sublayer steps, the round-trip)
+   and compares them with the stored ones (within :data:`RTOL`), and re-measures its skip cost
+   of blocks 2 and 15 and its first three deepest-first removals (``pruning.removal_costs``).
+   About a minute on one thread;
+3. the analysis of the records (``pretrained_analysis.exponent_report``, ``norm_growth``,
    ``output_variance_exponent``; ``pruning.skip_trend``, ``skip_half_ratio``,
    ``predicts_cost``, ``leaves_noise_band``; ``training_analysis.theorem_half_ratio``).
 
@@ -28,7 +30,7 @@ MLP), the ranking comparisons' at 1 - 0.05/:data:`N_COMPARISONS` = 1 - 0.05/6.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -39,8 +41,8 @@ from ...stats import fit
 
 __all__ = ["MODELS", "SHORT", "PRE_LN", "TEXTS", "SH", "N_SEQ", "N_TOKENS", "LEVEL", "LEVEL_SUB",
            "N_COMPARISONS", "K_TICKS", "sublayers", "convention_name", "se_distance_words",
-           "band_exit_words", "geometric_limit", "interval_words", "measure", "chapter",
-           "PretrainedResult"]
+           "band_exit_words", "geometric_limit", "interval_words", "section_words", "LIVE_MODEL", "RTOL", "ATOL", "Curves",
+           "LiveCheck", "live_check", "stored", "chapter", "PretrainedResult"]
 
 #: the four packaged models (keys of ``nn.pretrained.PACKAGED``) and the names the chapter prints
 MODELS = {"smollm2-135m": "SmolLM2-135M", "qwen2.5-coder-0.5b": "Qwen2.5-Coder-0.5B",
@@ -137,88 +139,137 @@ def _iv(x, digits: int = 4) -> EvidenceGlue:
     return EvidenceGlue(v, lo=x.lo, hi=x.hi, digits=digits)
 
 
-# ----------------------------------------------------------------------------- live measurement
+# ----------------------------------------------------------------------------- the stored curves
 
 @dataclass(frozen=True)
-class Live:
-    """What :func:`measure` measures with the models loaded.
+class Curves:
+    """Per-sequence curves read from a stored record, ``per_sequence[m]`` [B, n] for each metric
+    ``m``, with what ``probe.layer_change`` derives from them: ``k`` = 1..n, ``m`` the mean over
+    sequences, ``m_se`` its standard error, std(ddof=1) / sqrt(B) (the same float64 operations,
+    so a curve read back equals the measured one)."""
+    per_sequence: dict
 
-    ``runs[model, text]``: {"block": LayerChange [L], "sub": LayerChange [2L] (sublayer
-    steps), "gram": [L+1, L+1], "rms"/"rms_gain" (decoders) or "raw" (MiniLM): NormChange,
-    "inputs", "mask"}; ``info[model]``: (L, d, placement, note); ``recheck``: (sets, live
-    RemovalCost) of SmolLM2's re-measured removals; ``quant``: {model: (relative weight
-    change, exponent after the round-trip)}."""
-    runs: dict
-    info: dict
+    @property
+    def k(self) -> np.ndarray:
+        return np.arange(1, np.shape(next(iter(self.per_sequence.values())))[1] + 1, dtype=np.int64)
+
+    def __getattr__(self, name):
+        ps = self.__dict__.get("per_sequence", {})
+        base = name[:-3] if name.endswith("_se") else name
+        if base not in ps:
+            raise AttributeError(f"these curves hold {sorted(ps)}, not {name!r}")
+        y = np.asarray(ps[base], float)
+        return y.std(0, ddof=1) / np.sqrt(y.shape[0]) if name.endswith("_se") else y.mean(0)
+
+
+def _runs(records) -> dict:
+    """{(model, text): the curves the chapter reads from each record}: "block" (the record's
+    ``change``), "gram", "rms" and "rms_gain" (decoders), and, where the record has its
+    ``stream`` section, "sub" (its sublayer steps), "raw" (Post-LN) and "quant"."""
+    runs = {}
+    for key, rec in records.items():
+        r = {"block": Curves(rec["change"]), "gram": rec["gram"]}
+        if "rms_change" in rec:
+            r["rms"], r["rms_gain"] = Curves({"change": rec["rms_change"]}), Curves({"change": rec["rms_change_gain"]})
+        st = rec.get("stream", {})
+        if "sublayer_omega_sq" in st:
+            r["sub"] = Curves({"omega_sq": st["sublayer_omega_sq"]})
+        if "raw_change" in st:
+            r["raw"] = Curves({"change": st["raw_change"]})
+        if "quantised" in st:
+            r["quant"] = st["quantised"]
+        runs[key] = r
+    return runs
+
+
+def section_words(rec) -> Words:
+    """A record's ``stream`` section as the records table shows it: "code version, minutes, threads"
+    from its own provenance, or "none" (the chapter reads it on Shakespeare only)."""
+    if "stream" not in rec:
+        return Words("none")
+    p = rec["stream"].get("provenance", {})
+    return Words(f"{p.get('code_version', '?')}, {p.get('wall_s', float('nan')) / 60:.1f}, {p.get('threads', '?')}")
+
+
+# ----------------------------------------------------------------------------- the live check
+
+#: the model re-measured live, on :data:`SH`: the smallest Pre-LN model, the one whose removals
+#: are re-checked and whose weights are re-quantised
+LIVE_MODEL = "smollm2-135m"
+#: a re-measured value agrees with the stored one when |live - stored| <= RTOL |stored| + ATOL.
+#: The records were measured on 1 thread, as the check runs; on another CPU, or under nbval with
+#: torch's portable kernels, a forward's float32 sums run in another order, and the values then
+#: differ by about 1e-6 relative (2^-24 ~ 6e-8 per rounding, over some tens of chained
+#: reductions of width d); RTOL is 100 times that, and 1000 times below the spread over
+#: sequences that the book's intervals read (the per-block change's se is about 10 % of its
+#: mean), so any change of the code that could move an interval fails it, and float noise never
+#: does. ATOL covers the alignment c_k near 0 (its noise is relative to the O(1) terms it is a
+#: ratio of). Seen: on this machine's kernels every value equals the record bit for bit (on 1
+#: thread and on 2); with ATEN_CPU_CAPABILITY=default at most 1.1e-6 relative, c_k 1.7e-7
+#: absolute at c_k = 4e-4: a tenth of the tolerance at most.
+RTOL, ATOL = 1e-4, 1e-6
+
+
+@dataclass(frozen=True)
+class LiveCheck:
+    """:func:`live_check`'s re-measurement of :data:`LIVE_MODEL` on :data:`SH`.
+
+    ``agrees[field]``: (number of values compared, whether every one is within RTOL |stored| +
+    ATOL of the stored one): the block metrics (``change.*``), the change through its RMSNorm
+    (``rms_change``, ``rms_change_gain``), the sublayer steps (``stream.sublayer_omega_sq``) and
+    the Q4_1 round-trip (``stream.quantised.*``); ``recheck``: (sets, the live RemovalCost) of the
+    re-measured removals; ``recheck_worst``: largest |live - stored| / se over them;
+    ``tables``, ``values``: what the chapter glues from it."""
+    agrees: dict
     recheck: tuple
-    quant: dict
+    recheck_worst: float
+    tables: dict = field(repr=False)
+    values: dict = field(repr=False)
 
 
-def _run(pre, text):
-    from ...nn import pretrained as nn_pretrained, probe
-    try:
-        gains = pruning.reader_gains(pre)
-    except ValueError:
-        gains = None                                   # Post-LN: no reading norm
-    eps = float(getattr(pre.model.config, "rms_norm_eps", 1e-6))
-    inputs, mask = nn_pretrained.sample_inputs(pre.tokenizer, text, N_SEQ, N_TOKENS)
-    stream2, sub = probe.measure_sublayers(pre.body, inputs, mask, pre.blocks,
-                                           [nn_pretrained.sublayer_points(b) for b in pre.blocks])
-    stream = stream2.block_inputs
-    run = {"block": probe.layer_change(stream, mask=mask), "sub": sub, "mask": mask, "inputs": inputs,
-           "gram": probe.gram(stream[:, mask.bool()])}
-    if gains is not None:
-        run["rms"] = probe.rms_change(stream, None, mask, eps)
-        run["rms_gain"] = probe.rms_change(stream, gains, mask, eps)
-    else:                                              # Post-LN: the block reads x_k itself
-        run["raw"] = probe.rms_change(stream, None, mask, normalise=False)
-    return run
-
-
-def _quantised_exponent(pre, run) -> float:
-    from ...nn import pretrained as nn_pretrained, probe
-    q_stream, _ = probe.measure_sublayers(pre.body, run["inputs"], run["mask"], pre.blocks,
-                                          [nn_pretrained.sublayer_points(b) for b in pre.blocks])
-    change = probe.layer_change(q_stream.block_inputs, mask=run["mask"])
-    return pretrained_analysis.exponent_report(change.per_sequence["omega_sq"], run["gram"], level=LEVEL).main.exponent
-
-
-def measure(stored_deepest) -> Live:
-    """The live part of the chapter (see the module docstring), on two threads (outputs
-    identical on every machine with >= 2 cores). ``stored_deepest``: SmolLM2's stored
-    deepest-first pruning curve on Shakespeare (a RemovalCost), whose first three sets are
-    re-measured."""
-    from ...nn import pretrained as nn_pretrained, quantise
+def live_check(root, records: dict | None = None) -> LiveCheck:
+    """Re-measure :data:`LIVE_MODEL` on :data:`SH` now, on one thread (the records', and one per
+    process as ``make test`` runs them), and compare with its stored
+    record (``records``, default those under ``root/results/pretrained``): one pass at sublayer
+    granularity (``pretrained_analysis.measure_stream``: the block metrics, the RMSNorm readings,
+    the sublayer steps and the Q4_1 round-trip the chapter reads from the records), then the
+    skip cost of blocks 2 and 15 and the first three deepest-first removals
+    (``pruning.removal_costs``). About a minute."""
+    from ...book.notebooks import book_root
+    from ...nn import pretrained as nn_pretrained
     from ...nn.device import pin_threads
-    pin_threads(2)
-    texts = {short: pretrained_analysis.book_text(short) for short in TEXTS}
-    runs, info, smol = {}, {}, None
-    for name in MODELS:
-        pre = nn_pretrained.load(name)
-        for short, text in texts.items():
-            runs[name, short] = _run(pre, text)
-        info[name] = (pre.n_layer, pre.d_model, pre.placement, pre.note)
-        if name == "smollm2-135m":
-            smol = pre                                 # used again below
-        del pre                                        # keep memory low
-    r = runs["smollm2-135m", SH]
-    sets = [(k,) for k in RECHECK_BLOCKS] + [tuple(s) for s in stored_deepest.sets[:3]]
-    live = pruning.removal_costs(smol, r["inputs"], r["mask"], sets)
-    quant = {}
-    # MiniLM: float32 -> Q4_1
-    mini_q = nn_pretrained.load("all-minilm-l6")
-    mini_f = nn_pretrained.load("all-minilm-l6").model
-    quantise.quantize_q4_1_(mini_q.model)
-    err = quantise.relative_weight_change(mini_q.model, mini_f)
-    quant["all-minilm-l6"] = (err, _quantised_exponent(mini_q, runs["all-minilm-l6", SH]))
-    del mini_q, mini_f
-    # SmolLM2: Q4_1 -> a second Q4_1 on blocks shifted by 16 columns
-    before = {n: p.clone() for n, p in smol.model.named_parameters() if p.dim() == 2}
-    quantise.quantize_q4_1_(smol.model, offset=16)
-    err = quantise.relative_weight_change(smol.model, before)
-    del before
-    quant["smollm2-135m"] = (err, _quantised_exponent(smol, r))
-    return Live(runs, info, (sets, live), quant)
+    if records is None:
+        records = pretrained_analysis.load_records(book_root(root) / "results" / "pretrained")
+    rec = records.get((LIVE_MODEL, SH))
+    if rec is None or "quantised" not in rec.get("stream", {}):
+        raise ValueError(f"records lack {LIVE_MODEL}'s {SH} record with its stream section, which the chapter "
+                         f"re-measures: run python -m resdecay_lib depth-cost {LIVE_MODEL} (--only stream)")
+    pin_threads(1)
+    pre = nn_pretrained.load(LIVE_MODEL)
+    text = pretrained_analysis.book_text(SH)
+    live = pretrained_analysis.measure_stream(pre, text, rec["n_seq"], rec["n_tokens"],
+                                              round_trip=pretrained_analysis.ROUND_TRIPS[LIVE_MODEL])
+    st, q = rec["stream"], rec["stream"]["quantised"]
+    pairs = {**{f"change.{m}": (live["change"][m], rec["change"][m]) for m in rec["change"]},
+             "rms_change": (live["rms_change"], rec["rms_change"]),
+             "rms_change_gain": (live["rms_change_gain"], rec["rms_change_gain"]),
+             "stream.sublayer_omega_sq": (live["sublayer_omega_sq"], st["sublayer_omega_sq"]),
+             "stream.quantised.relative_weight_change": (live["quantised"]["relative_weight_change"],
+                                                         q["relative_weight_change"]),
+             "stream.quantised.omega_sq": (live["quantised"]["omega_sq"], q["omega_sq"])}
+    agrees = {name: (int(np.size(s)), bool(np.allclose(np.asarray(l, float), s, rtol=RTOL, atol=ATOL)))
+              for name, (l, s) in pairs.items()}
+    inputs, mask = nn_pretrained.sample_inputs(pre.tokenizer, text, rec["n_seq"], rec["n_tokens"])
+    sets = [(k,) for k in RECHECK_BLOCKS] + [tuple(s) for s in rec["prune"]["deepest"].sets[:3]]
+    cost = pruning.removal_costs(pre, inputs, mask, sets)
+    worst, recheck_table = _recheck((sets, cost), rec)
+    tables = {"pt_recheck_table": recheck_table,
+              "pt_live_table": Table.of(["stored field", "values compared", "live equals stored"],
+                                        [[f"`{n}`", size, "yes" if ok else "no"] for n, (size, ok) in agrees.items()])}
+    values = {"pt_recheck_worst": float(round(worst, 2)),   # a float on every CPU (worst starts as 0.0)
+              "pt_live_model": MODELS[LIVE_MODEL], "pt_live_fields": len(agrees),
+              "pt_live_values": sum(size for size, _ in agrees.values()), "pt_live_rtol": RTOL}
+    return LiveCheck(agrees, (sets, cost), worst, tables, values)
 
 
 # ----------------------------------------------------------------------------- the result
@@ -231,25 +282,21 @@ class PretrainedResult:
     ``readings[model]``: {"LN0", "RMSNorm", "RMSNorm with gain" | "the stream itself":
     PowerLawFit} (Shakespeare); ``growth[model]``: norm growth per block (t interval at 0.95);
     ``sub_fits[model]``: {"attention", "mlp": PowerLawFit at :data:`LEVEL_SUB`};
-    ``records``: the stored records; ``missing``: (model, text) without one;
-    ``records_match_live[model, text]``: the stored per-sequence change equals the live one
-    (rtol 1e-4, atol 1e-7); ``recheck_worst``: largest |live - stored| / se of the re-measured
-    removals; ``trends``, ``half``, ``half_ref``: skip-cost rank trend (k >= 2), later over
+    ``records``: the stored records; ``missing``: (model, text) without one; ``trends``, ``half``, ``half_ref``: skip-cost rank trend (k >= 2), later over
     earlier half and the theorem's ratio; ``metric_corr`` (95 %), ``metric_corr_fw`` and
     ``metric_diff`` (at 1 - 0.05/:data:`N_COMPARISONS`); ``leaves[model, ranking]``: blocks
     removed when the loss leaves its noise band (None: beyond L/2); ``quant_shift``: largest
     |exponent change| of a Q4_1 round-trip; ``gap``: SmolLM2's exponent minus the theorem's;
     ``var_exp[model]``: (slope, lo, hi) of log |f_k|^2 on log k; ``influence_residual``:
     SymPy's residual of influence = omega^2/2; ``panels``: each figure's data; ``tables``:
-    each glued Table; ``values``: every other glued value."""
+    each glued Table; ``values``: every other glued value; ``live``: the :class:`LiveCheck` of
+    :data:`LIVE_MODEL` (None for :func:`stored`'s result, which reads the records alone)."""
     reports: dict
     readings: dict
     growth: dict
     sub_fits: dict
     records: dict
     missing: list
-    records_match_live: dict
-    recheck_worst: float
     trends: dict
     half: dict
     half_ref: dict
@@ -264,10 +311,13 @@ class PretrainedResult:
     panels: dict = field(repr=False)
     tables: dict = field(repr=False)
     values: dict = field(repr=False)
+    live: LiveCheck | None = None
 
     def glues(self) -> dict:
-        """Every name the chapter glues (its figures apart), with its value."""
-        return {**self.values, **self.tables}
+        """Every name the chapter glues (its figures apart), with its value; the live check's
+        only when it ran (:func:`chapter`, not :func:`stored`)."""
+        live = {**self.live.values, **self.live.tables} if self.live is not None else {}
+        return {**self.values, **self.tables, **live}
 
 
 def _exponent_glues(out, reports):
@@ -288,12 +338,12 @@ def _exponent_glues(out, reports):
     out["pt_exp_margin"] = ledger.EXP_MARGIN
 
 
-def _curve_panels(live, reports):
+def _curve_panels(runs_all, reports):
     from ...maths import theory
     from ...nn import pretrained as nn_pretrained
     panels = {}
     for name in MODELS:
-        runs = {short: live.runs[name, short]["block"] for short in TEXTS}
+        runs = {short: runs_all[name, short]["block"] for short in TEXTS}
         lines = [{"k": runs[short].k, "y": runs[short].omega_sq, "yerr": 2 * runs[short].omega_sq_se,
                   "fmt": marker + "-", "label": pretrained_analysis.TEXTS[short]}
                  for short, marker in zip(TEXTS, "os")]
@@ -310,19 +360,20 @@ def _curve_panels(live, reports):
     return panels
 
 
-def _readings(live):
+def _readings(runs):
     readings, panels = {}, {}
     for name in MODELS:
-        r = live.runs[name, SH]
+        r = runs[name, SH]
         k = r["block"].k
         curves = {"LN0": r["block"].per_sequence["omega_sq"]}
         lines = {"centred LN (theorem)": (k, r["block"].omega_sq)}
         if "rms" in r:
-            curves.update({"RMSNorm": r["rms"].per_sequence, "RMSNorm with gain": r["rms_gain"].per_sequence})
+            curves.update({"RMSNorm": r["rms"].per_sequence["change"],
+                           "RMSNorm with gain": r["rms_gain"].per_sequence["change"]})
             lines["RMSNorm, no gain"] = (k, r["rms"].change)
             lines["RMSNorm with the reader's gain"] = (k, r["rms_gain"].change)
         else:
-            curves["the stream itself"] = r["raw"].per_sequence
+            curves["the stream itself"] = r["raw"].per_sequence["change"]
             lines["what the block reads: the stream"] = (k, r["raw"].change)
         readings[name] = {key: fit.power_law(k, y, k_min=2, n_boot=2000, level=LEVEL, seed=0)
                           for key, y in curves.items()}
@@ -330,11 +381,11 @@ def _readings(live):
     return readings, panels
 
 
-def _growth(live):
+def _growth(runs):
     from ...maths import theory
     growth, panels = {}, {}
     for name in MODELS:
-        ch = live.runs[name, SH]["block"]
+        ch = runs[name, SH]["block"]
         growth[name] = pretrained_analysis.norm_growth(ch.per_sequence["norm"], k_min=2, level=0.95)
         gk = ch.norm[1:] / ch.norm[:-1]                # g_k, k = 1..L-1
         panels[MODELS[name]] = [
@@ -346,10 +397,10 @@ def _growth(live):
     return growth, panels
 
 
-def _sublayer_fits(live):
+def _sublayer_fits(runs):
     fits, panels = {}, {}
     for name in MODELS:
-        sub = live.runs[name, SH]["sub"]
+        sub = runs[name, SH]["sub"]
         k = np.arange(1, len(sub.k) // 2 + 1)
         mean, per_seq = sublayers(sub.omega_sq), sublayers(sub.per_sequence["omega_sq"])
         panels[MODELS[name]] = (k, mean["attention"], mean["mlp"])
@@ -358,9 +409,8 @@ def _sublayer_fits(live):
     return fits, panels
 
 
-def _recheck(live, records):
-    sets, cost = live.recheck
-    stored = records["smollm2-135m", SH]
+def _recheck(recheck, stored):
+    sets, cost = recheck
     deepest = stored["prune"]["deepest"]
     ref = {(k,): (stored["skip"].mean[k - 1], stored["skip"].se[k - 1]) for k in RECHECK_BLOCKS}
     ref.update({s: (deepest.mean[i], deepest.se[i]) for i, s in enumerate(sets[len(RECHECK_BLOCKS):])})
@@ -375,29 +425,37 @@ def _recheck(live, records):
     return worst, Table.of(["blocks removed", "stored increase", "its se", "live re-run, in se"], rows)
 
 
-def chapter(root) -> PretrainedResult:
-    """Chapter 9's result: the live measurement of the four models (:func:`measure`, about six
-    minutes on two cores) and the stored records under ``root/results/pretrained``."""
+def stored(root) -> PretrainedResult:
+    """Chapter 9's result from the stored records under ``root/results/pretrained`` alone (no
+    model is loaded: seconds), ``live`` None; :func:`chapter` adds the live check."""
     from ...book.notebooks import book_root
     from ...maths import theory
     from ...nn import pretrained as nn_pretrained
     root = book_root(root)
     records = pretrained_analysis.load_records(root / "results" / "pretrained")
     missing = [(m, t) for m in MODELS for t in TEXTS if (m, t) not in records]
-    if ("smollm2-135m", SH) in missing:
-        raise ValueError(f"{root / 'results' / 'pretrained'} lacks SmolLM2's Shakespeare record, which the "
-                         f"chapter re-measures: run python -m resdecay_lib depth-cost smollm2-135m")
-    live = measure(records["smollm2-135m", SH]["prune"]["deepest"])
+    if missing:
+        raise ValueError(f"{root / 'results' / 'pretrained'} lacks the records {missing}, which the chapter "
+                         f"reads: run python -m resdecay_lib depth-cost MODEL")
+    lacking = [m for m in MODELS if {"sublayer_omega_sq", *(() if "rms_change" in records[m, SH] else ("raw_change",)),
+                                     *(("quantised",) if m in pretrained_analysis.ROUND_TRIPS else ())}
+               - set(records[m, SH].get("stream", {}))]
+    if lacking:
+        raise ValueError(f"the Shakespeare records of {lacking} lack their stream section, which the chapter reads: "
+                         f"run python -m resdecay_lib depth-cost MODEL --only stream --text {SH}")
+    runs = _runs(records)
     values, tables, panels = {}, {}, {}
 
     # the models and the texts
     tables["pt_models_table"] = Table.of(
         ["model", "blocks $L$", "width $d$", "placement", "weights"],
-        [[MODELS[m], L, d, placement, note] for m, (L, d, placement, note) in live.info.items()])
+        [[MODELS[m], rec["n_layer"], rec["d_model"], rec["placement"], rec["note"]]
+         for m, rec in ((m, records[m, SH]) for m in MODELS)])
 
     # the exponents
-    reports = {key: pretrained_analysis.exponent_report(r["block"].per_sequence["omega_sq"], r["gram"], level=LEVEL)
-               for key, r in live.runs.items()}
+    reports = {(m, t): pretrained_analysis.exponent_report(runs[m, t]["block"].per_sequence["omega_sq"],
+                                                           runs[m, t]["gram"], level=LEVEL)
+               for m in MODELS for t in TEXTS}
     values["pt_dropped"] = sum(f.n_dropped for rep in reports.values() for f in rep.fits.values())
     tables["pt_fits_table"] = Table.of(
         ["model", "text", r"$\rho$ (convention)", "$k$", "$p$ [interval]", "theorem, same range",
@@ -407,10 +465,10 @@ def chapter(root) -> PretrainedResult:
           f"{rep.fits[3].exponent:.2f}", f"{rep.fits[4].exponent:.2f}", interval_words(rep.curvature["drift"]),
           rep.curvature["shape"]] for (m, t), rep in reports.items()])
     _exponent_glues(values, reports)
-    panels["curves"] = _curve_panels(live, reports)
+    panels["curves"] = _curve_panels(runs, reports)
 
     # through each model's own norm
-    readings, panels["norms"] = _readings(live)
+    readings, panels["norms"] = _readings(runs)
     for name, s in SHORT.items():
         for key, tag in READINGS:
             if key in readings[name]:
@@ -423,11 +481,11 @@ def chapter(root) -> PretrainedResult:
          for m, rd in readings.items()])
 
     # norm growth
-    growth, panels["growth"] = _growth(live)
+    growth, panels["growth"] = _growth(runs)
     values["pt_ht_growth"] = pretrained_analysis.GPT2_XL_GROWTH
     rows = []
     for name, s in SHORT.items():
-        g, ch = growth[name], live.runs[name, SH]["block"]
+        g, ch = growth[name], runs[name, SH]["block"]
         _display(values, f"pt_growth_{s}", g.mean, g.lo, g.hi)
         values[f"pt_cmean_{s}"] = round(float(np.mean(ch.alignment[1:])), 4)
         values[f"pt_geolimit_{s}"] = round(theory.geometric_change(g.mean), 4) if g.mean > 1 else float("nan")
@@ -440,7 +498,7 @@ def chapter(root) -> PretrainedResult:
          "geometric change $2(1 - 1/g)$", "median change, $k \\ge 2$", "mean $c_k$, $k \\ge 2$"], rows)
 
     # attention and MLP
-    sub_fits, panels["sublayers"] = _sublayer_fits(live)
+    sub_fits, panels["sublayers"] = _sublayer_fits(runs)
     values["pt_level_sub"] = round(LEVEL_SUB, 4)
     values["pt_dropped_sub"] = sum(f.n_dropped for pair in sub_fits.values() for f in pair.values())
     tables["pt_sublayers_table"] = Table.of(
@@ -451,15 +509,12 @@ def chapter(root) -> PretrainedResult:
 
     # the stored records, tied to the code
     tables["pt_records_table"] = Table.of(
-        ["model", "text", "cost", "code version", "minutes", "threads", "pruning curves"],
+        ["model", "text", "cost", "code version", "minutes", "threads", "pruning curves",
+         "stream section: code version, minutes, threads"],
         [[MODELS[m], pretrained_analysis.TEXTS[t], rec["cost_kind"], rec["provenance"]["code_version"],
-          f"{rec['provenance']['wall_s'] / 60:.1f}", rec["provenance"]["threads"], "yes" if "prune" in rec else "no"]
+          f"{rec['provenance']['wall_s'] / 60:.1f}", rec["provenance"]["threads"], "yes" if "prune" in rec else "no",
+          section_words(rec)]
          for (m, t), rec in sorted(records.items())])
-    match = {key: bool(np.allclose(rec["change"]["omega_sq"], live.runs[key]["block"].per_sequence["omega_sq"],
-                                   rtol=1e-4, atol=1e-7))
-             for key, rec in records.items()}
-    worst, tables["pt_recheck_table"] = _recheck(live, records)
-    values["pt_recheck_worst"] = float(round(worst, 2))   # a float on every CPU (worst starts as 0.0)
 
     # skipping one block
     panels["skip"] = {f"{MODELS[m]} ({nn_pretrained.PACKAGED[m].placement})": (
@@ -539,23 +594,27 @@ def chapter(root) -> PretrainedResult:
         values[f"pt_best_kept_{s}"] = max(L // 2 if n is None else n - 1 for (m, _), n in leaves.items() if m == name)
 
     # 4-bit quantisation
-    shift = {m: q - reports[m, SH].main.exponent for m, (_, q) in live.quant.items()}
+    quant = {m: (runs[m, SH]["quant"]["relative_weight_change"],
+                 pretrained_analysis.exponent_report(runs[m, SH]["quant"]["omega_sq"], runs[m, SH]["gram"],
+                                                     level=LEVEL).main.exponent)
+             for m in ("all-minilm-l6", "smollm2-135m")}
+    shift = {m: q - reports[m, SH].main.exponent for m, (_, q) in quant.items()}
     quant_shift = max(abs(v) for v in shift.values())
     values["ev_quant_shift"] = EvidenceGlue(quant_shift, digits=4)
-    values["pt_err_mini"] = round(live.quant["all-minilm-l6"][0], 4)
-    values["pt_err_smol"] = round(live.quant["smollm2-135m"][0], 4)
+    values["pt_err_mini"] = round(quant["all-minilm-l6"][0], 4)
+    values["pt_err_smol"] = round(quant["smollm2-135m"][0], 4)
     tables["pt_quant_table"] = Table.of(
         ["model", "round-trip", "relative weight change", "exponent moves by"],
-        [[MODELS["all-minilm-l6"], "float32 to Q4_1", f"{live.quant['all-minilm-l6'][0]:.3f}",
+        [[MODELS["all-minilm-l6"], "float32 to Q4_1", f"{quant['all-minilm-l6'][0]:.3f}",
           f"{shift['all-minilm-l6']:+.3f}"],
-         [MODELS["smollm2-135m"], "Q4_1 to Q4_1, blocks shifted by 16", f"{live.quant['smollm2-135m'][0]:.3f}",
-          f"{shift['smollm2-135m']:+.3f}"]])
+         [MODELS["smollm2-135m"], f"Q4_1 to Q4_1, blocks shifted by {runs['smollm2-135m', SH]['quant']['offset']}",
+          f"{quant['smollm2-135m'][0]:.3f}", f"{shift['smollm2-135m']:+.3f}"]])
     gap = reports["smollm2-135m", SH].main.exponent - reports["smollm2-135m", SH].reference[2]
     values["pt_gap_smollm2"] = round(gap, 4)
     values["pt_stream_gb"] = round((L_BIG + 1) * N_SEQ * N_TOKENS * D_BIG * 4 / 1e9, 4)
 
     # the evidence for the ledger
-    values.update(_evidence(reports, live, records, trends, metric_corr, metric_diff, half, half_ref,
+    values.update(_evidence(reports, runs, records, trends, metric_corr, metric_diff, half, half_ref,
                             influence_residual))
     var_exp = {m: pretrained_analysis.output_variance_exponent(records[m, SH]["change"]["rel_update"],
                                                                records[m, SH]["change"]["norm"], level=1 - 0.05 / 3)
@@ -564,17 +623,23 @@ def chapter(root) -> PretrainedResult:
                                                 hi=var_exp["smollm2-135m"][2], digits=3)
     values["ev_var_exp_qwen"] = EvidenceGlue(var_exp["qwen2.5-coder-0.5b"][0], lo=var_exp["qwen2.5-coder-0.5b"][1],
                                              hi=var_exp["qwen2.5-coder-0.5b"][2], digits=3)
-    return PretrainedResult(reports, readings, growth, sub_fits, records, missing, match, worst, trends, half,
-                            half_ref, metric_corr, metric_corr_fw, metric_diff, leaves, quant_shift, gap, var_exp,
+    return PretrainedResult(reports, readings, growth, sub_fits, records, missing, trends, half, half_ref, metric_corr, metric_corr_fw, metric_diff, leaves, quant_shift, gap, var_exp,
                             influence_residual, panels, tables, values)
 
 
-def _evidence(reports, live, records, trends, metric_corr, metric_diff, half, half_ref, influence_residual) -> dict:
+def chapter(root) -> PretrainedResult:
+    """Chapter 9's result: :func:`stored` (the four models' records under ``root/results/pretrained``)
+    with :func:`live_check` (:data:`LIVE_MODEL` re-measured now and compared with its record)."""
+    result = stored(root)
+    return replace(result, live=live_check(root, result.records))
+
+
+def _evidence(reports, runs, records, trends, metric_corr, metric_diff, half, half_ref, influence_residual) -> dict:
     """Every ``ev_`` name the ledger reads from Chapter 9 but ``ev_quant_shift``, ``ev_var_exp_smollm2`` and
     ``ev_var_exp_qwen`` (glued by :func:`chapter`), each written out (a reviewer's search finds it)."""
     smol, qwen = reports["smollm2-135m", SH], reports["qwen2.5-coder-0.5b", SH]
     gem, mini = reports["gemma3-270m", SH], reports["all-minilm-l6", SH]
-    gs, gq = (pretrained_analysis.norm_growth(live.runs[m, SH]["block"].per_sequence["norm"], k_min=2, level=LEVEL)
+    gs, gq = (pretrained_analysis.norm_growth(runs[m, SH]["block"].per_sequence["norm"], k_min=2, level=LEVEL)
               for m in PRE_LN)
     ds, dq = metric_diff["smollm2-135m"], metric_diff["qwen2.5-coder-0.5b"]
     return {
