@@ -1,7 +1,15 @@
-"""The rules registered before seeds 3-4 were read are the rules the ledger runs."""
+"""The rules registered before seeds 3-4 were read are the rules the ledger runs, and a claim's
+fingerprint follows the statistics it decides from."""
+import math
 import pathlib
 
+import pytest
+
+from resdecay_lib.analysis import front, training_analysis, training_claims
+from resdecay_lib.book import ledger
 from resdecay_lib.book import preregistration as P
+from resdecay_lib.book.verdicts import Claim, Verdict
+from resdecay_lib.stats import exponents, inference
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
@@ -35,3 +43,133 @@ def test_a_changed_margin_changes_the_fingerprint():
         return ev["x"] > 0.2
 
     assert P.fingerprint(rule) != P.fingerprint(wider)
+
+
+# ---------------------------------------------------------------------------------------------
+# a claim's fingerprint follows the statistics it decides from (compared within this process
+# only: other edits change the code the fingerprints hash)
+# ---------------------------------------------------------------------------------------------
+ALL_CLAIMS = {c.id for c in ledger.CLAIMS}
+
+#: the claims that decide with ``stats.inference.within_margin``, read from the code: the rules
+#: through ``rules._equivalent`` (rule_output, and _family_reading in rule_pretrained,
+#: rule_two_families, rule_promote); Chapter 6's family (initialisation.chapter ->
+#: inference.run_family -> margin_verdict) behind claim-fixes-escape, claim-gradients-undamped
+#: and claim-output-rate's random transformer; Chapter 7b's settling test
+#: (front.chapter -> training_analysis.settling) behind claim-front
+WITHIN_MARGIN_CLAIMS = {"claim-output-rate", "claim-pretrained", "claim-two-families", "claim-promote",
+                        "claim-fixes-escape", "claim-gradients-undamped", "claim-front"}
+#: the claims whose producers read analysis.front: only Chapter 7b imports it
+WINDOWS_CLAIMS = {"claim-front"}
+#: the claims reading Chapter 7's or Chapter 8's evidence, whose producers (training.chapter ->
+#: training_claims.exponent_evidence, cost.chapter -> training_claims.cost_evidence) read
+#: TRAINED_L and DEPTH_MIN
+TRAINING_CLAIMS = {"claim-independence", "claim-init-not-training", "claim-compensation", "claim-promote",
+                   "claim-idle-blocks", "claim-depth-cost"}
+#: LADDER_LR is read by training_claims.depth_points only, which Chapter 8 calls (cost.chapter
+#: and cost_evidence)
+LADDER_CLAIMS = {"claim-idle-blocks", "claim-depth-cost"}
+
+
+@pytest.fixture(scope="module")
+def before() -> dict:
+    """Every claim's fingerprint as the code is now (each test compares within this process)."""
+    return P.fingerprints()
+
+
+def _changed(before: dict, after: dict) -> set:
+    assert set(before) == set(after) == ALL_CLAIMS
+    return {k for k in before if before[k] != after[k]}
+
+
+def within_margin(lo: float, hi: float, ref: float, margin: float) -> bool:
+    """The interval within twice ``margin`` of ``ref``: a changed statistic of the same name."""
+    return ref - 2 * margin <= lo and hi <= ref + 2 * margin
+
+
+def test_a_doubled_margin_in_within_margin_changes_exactly_the_claims_deciding_with_it(monkeypatch, before):
+    # as if the library's function were edited in place: same name, same module
+    monkeypatch.setattr(within_margin, "__module__", inference.__name__)
+    monkeypatch.setattr(inference, "within_margin", within_margin)
+    assert _changed(before, P.fingerprints()) == WITHIN_MARGIN_CLAIMS
+
+
+def test_another_window_of_the_front_changes_exactly_claim_front(monkeypatch, before):
+    monkeypatch.setattr(front, "WINDOWS", {**front.WINDOWS, "half_end": (0.4, 1.0)})
+    assert _changed(before, P.fingerprints()) == WINDOWS_CLAIMS
+
+
+@pytest.mark.parametrize("name, value, claims", [
+    ("TRAINED_L", 12, TRAINING_CLAIMS), ("DEPTH_MIN", 4, TRAINING_CLAIMS), ("LADDER_LR", 0.003, LADDER_CLAIMS)])
+def test_a_changed_training_constant_changes_exactly_the_claims_reading_it(monkeypatch, before, name, value, claims):
+    monkeypatch.setattr(training_claims, name, value)
+    assert _changed(before, P.fingerprints()) == claims
+
+
+def test_a_changed_front_changes_the_half_ratio_claims_and_not_the_theorems(monkeypatch, before):
+    """FRONT_BLOCKS as the half ratios read it (stats.exponents.halves, and the copy in
+    training_analysis): the idle-block claims of Chapters 8 and 9 change; Chapters 2-4 read
+    no run and do not."""
+    monkeypatch.setattr(exponents, "FRONT_BLOCKS", exponents.FRONT_BLOCKS + 1)
+    monkeypatch.setattr(training_analysis, "FRONT_BLOCKS", exponents.FRONT_BLOCKS)
+    changed = _changed(before, P.fingerprints())
+    assert {"claim-idle-blocks", "claim-pretrained-idle"} <= changed
+    assert not changed & {"claim-omega-formula", "claim-mean-abs-rate", "claim-fifth-at-24"}
+
+
+def test_a_changed_nan_rule_of_claim_verdict_changes_every_claim(monkeypatch, before):
+    """Every claim is decided through Claim.verdict, so its NaN rule is in every fingerprint."""
+    declared = Claim.verdict
+
+    def verdict(self, evidence):
+        """Infinite needed evidence read as 'the data cannot tell' too."""
+        if any(isinstance(evidence.get(k), float) and math.isinf(evidence[k]) for k in self.keys):
+            return Verdict("open", "the data cannot tell")
+        return declared(self, evidence)
+
+    verdict.__module__, verdict.__qualname__ = Claim.__module__, "Claim.verdict"
+    monkeypatch.setattr(Claim, "verdict", verdict)
+    assert _changed(before, P.fingerprints()) == ALL_CLAIMS
+
+
+def test_the_claims_closures_resolve_everything_they_name():
+    assert P.unresolved() == []
+
+
+def test_a_claims_text_holds_its_rule_its_producers_and_the_constants_they_read():
+    claims = {c.id: c for c in ledger.CLAIMS}
+    front_text = P.canonical_text(claims["claim-front"])
+    assert f"rule {P.fingerprint(claims['claim-front'].rule)}" in front_text.splitlines()
+    assert "WINDOWS={'half_end':(0.5,1.0),'quarter_half':(0.25,0.5)}" in front_text.splitlines()
+    depth_text = P.canonical_text(claims["claim-depth-cost"]).splitlines()
+    assert "LADDER_LR=0.006" in depth_text and "DEPTH_MIN=8" in depth_text and "TRAINED_L=24" in depth_text
+    assert "FRONT_BLOCKS=3" in P.canonical_text(claims["claim-pretrained-idle"]).splitlines()
+
+
+def test_the_closure_ignores_docstrings_comments_and_formatting_but_not_a_changed_constant():
+    def helper(x):
+        return x > 0.1
+
+    def documented(x):
+        """Docstrings do not count."""
+        "nor does a bare string"
+        return (x >
+                0.1)   # nor formatting, nor comments
+
+    def wider(x):
+        return x > 0.2
+
+    assert P.code_fingerprint(helper) == P.code_fingerprint(documented)
+    assert P.code_fingerprint(helper) != P.code_fingerprint(wider)
+    with pytest.raises(P.ArgumentTypeError, match="objs must be functions or classes"):
+        P.code_fingerprint(0.1)
+
+
+def test_bad_claims_are_refused_naming_the_parameter():
+    for fn in (P.fingerprints, P.rule_fingerprints, P.unresolved):
+        with pytest.raises(P.ArgumentTypeError, match="claims must be a list of Claim"):
+            fn("claim-front")
+        with pytest.raises(P.ArgumentTypeError, match=r"claims"):
+            fn([ledger.CLAIMS[0], "claim-front"])
+    with pytest.raises(P.ArgumentTypeError, match="claim must be a Claim"):
+        P.claim_fingerprint("claim-front")

@@ -9,7 +9,7 @@ import pathlib
 
 import pytest
 
-from resdecay_lib.book import ledger, preregistration as P, rules
+from resdecay_lib.book import ledger, preregistration, rules
 from resdecay_lib.book.verdicts import EvidenceMissing, FiniteEvidence, _Allowed
 from resdecay_lib.checks import ArgumentTypeError
 
@@ -129,8 +129,9 @@ def test_an_undeclared_read_is_a_one_line_key_and_value_error():
 
 
 def test_every_decorated_rule_keeps_its_registered_fingerprint():
-    registry = P.read_registry(ROOT)["claims"]
+    registry = preregistration.read_registry(ROOT)["claims"]
     for c in ledger.CLAIMS:
         assert hasattr(c.rule, "__wrapped__"), c.id
-        assert P.fingerprint(c.rule) == P.fingerprint(inspect.unwrap(c.rule)) == registry[c.id]["fingerprint"], c.id
-    assert P.mismatches(P.read_registry(ROOT)) == {}
+        assert preregistration.fingerprint(c.rule) == preregistration.fingerprint(inspect.unwrap(c.rule)) \
+            == registry[c.id]["rule_fingerprint"], c.id
+    assert preregistration.mismatches(preregistration.read_registry(ROOT)) == {}
