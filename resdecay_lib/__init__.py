@@ -34,14 +34,18 @@ crossing modules)::
   ``training.data`` (offline corpora, vocabulary, deterministic batches),
   ``training.baselines`` (n-gram losses), ``training.train`` (the loop), ``training.runs``
   (one run measured through training), ``training.sweep`` (grids of runs over any executor),
-  ``training.engines`` (local, Dask and SLURM executors)
+  ``training.engines`` (local, Dask and SLURM executors), ``training.weights`` (a run's final
+  weights stored beside its result, and read back)
 * ``book``: ``book.evidence`` (every value a verdict reads, declared once, and the glue that
   writes it); the claims ledger by job: ``book.verdicts`` (``Verdict``, ``Claim``, the verdict
   words), ``book.notebooks`` (the glued evidence and the table of contents, read from the
   stored notebooks), ``book.rules`` (one rule per claim, with its helpers and margins),
   ``book.claims`` (the catalogue ``CLAIMS``), ``book.render`` (verdicts in MyST Markdown),
   ``book.ledger`` (the evaluation; the one face the chapters import, re-exporting the others'
-  names); ``book.preregistration`` (the rules' fingerprints), ``book.findings``,
+  names); ``book.preregistration`` (the claims' fingerprints), ``book.producers`` (the library
+  function that produces each evidence, which a claim's fingerprint follows), ``book.history`` (each verdict's
+  label, confirmatory, exploratory or derived, computed from the commit order that
+  ``results/history.json`` records), ``book.findings``,
   ``book.plots`` (the book's figure kinds), ``book.glues`` (what a chapter's typed result
   glues: ``Words``, ``Table``, ``EvidenceGlue``, ``glue_all``), ``book.citation`` (the version, commit and
   label a result is cited by; ``cite_line``, CITATION.cff/.bib)

@@ -2,7 +2,10 @@
 
 The block is resdecay_lib.book.findings.abstract(ROOT, links="readme"): the findings list written
 from the stored evidence and the ledger's verdicts, nothing typed, its terms linked to the README's
-Terms section and its claims to Chapter 10's notebook. tests/book/test_findings.py fails when the README's block is stale, as
+Terms section and its claims to Chapter 10's notebook; then how many verdicts are confirmatory,
+exploratory and derived (resdecay_lib.analysis.chapters.verdict.labels_words of the labels that
+resdecay_lib.book.history computes from results/history.json). tests/book/test_findings.py fails
+when the README's block is stale, as
 tests/documents/test_labels.py does for the labels page. Run after `make chapters`:
     python tools/findings.py [--check]
 """
@@ -14,13 +17,22 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tools"))
 
 import generated  # noqa: E402  (tools/generated.py: write, or --check)
+from resdecay_lib.analysis.chapters import verdict  # noqa: E402
 from resdecay_lib.book import findings  # noqa: E402
 
 START, END = "<!-- findings:start -->", "<!-- findings:end -->"
 
 
+def labels_line() -> str:
+    """The verdicts' labels in words, the confirmatory claims linked to Chapter 10's notebook."""
+    found = findings.book_labels(ROOT)
+    counts = {w: sum(v == w for v in found.values()) for w in ("confirmatory", "exploratory", "derived")}
+    return verdict.labels_words(counts, [f"[{c}](chapters/10_verdict.ipynb)" for c, v in found.items()
+                                         if v == "confirmatory"])
+
+
 def block() -> str:
-    return f"{START}\n{findings.abstract(ROOT, links='readme')}\n{END}"
+    return f"{START}\n{findings.abstract(ROOT, links='readme')}\n\n{labels_line()}\n{END}"
 
 
 def main(argv=None) -> int:

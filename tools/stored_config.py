@@ -4,8 +4,8 @@ from the stored outputs, executing nothing).
 Usage: python tools/stored_config.py SRC DEST
 The test command builds the book this way, so a build failure there is a problem of the
 text (references, directives, math), not of execution; nbval checks execution separately.
-``benchmarks/bench_book_build.py`` writes its forced-execution config with the same
-:func:`write_config`.
+``tools/execute_book.py`` (``make book``) writes its config, execution off over the chapters it
+executed, with the same :func:`write_config`.
 """
 import pathlib
 import sys

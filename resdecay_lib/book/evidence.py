@@ -39,8 +39,10 @@ KINDS = {"value": ("",), "interval": ("", "_lo", "_hi"), "interval_se": ("", "_l
 #: every declared evidence, by name
 DECLARED: dict[str, "Evidence"] = {}
 
-#: the seed sets of the replication: the discovery set, seeds 0-2, on which the
-#: rules were declared, and the held-out set, seeds 3-4, read only after they were committed.
+#: the seed sets of the replication: the discovery set, seeds 0-2, on which the rules were
+#: written, and the held-out set, seeds 3-4. Which of them is held out in the strict sense (every
+#: run committed after the rules were registered) is computed from the recorded history
+#: (``book.history.seeds_held_out``): seed 3's runs existed when the registry was committed.
 #: A seed-set evidence (``by_seed_set``) is glued on all seeds under its own names and on each
 #: set under ``<name>__<set>``; the ledger evaluates every rule on each (``ledger.evaluate``).
 SEED_SETS = {"s012": (0, 1, 2), "s34": (3, 4)}

@@ -17,21 +17,16 @@ import math
 import pathlib
 import re
 from collections import Counter
+from collections.abc import Mapping
 
 from . import evidence as E
-from . import ledger
+from . import history, ledger, preregistration
 
-__all__ = ["headline", "findings_list", "findings_markdown", "abstract", "verdict_counts", "read_findings_evidence",
-           "LINK_STYLES", "CONFIRMATORY", "interval_level", "verdict_note", "count_phrase"]
+__all__ = ["headline", "findings_list", "abstract", "verdict_counts", "read_findings_evidence",
+           "LINK_STYLES", "interval_level", "verdict_note", "count_phrase", "book_labels"]
 
 #: the three readers of the findings (:func:`findings_list`)
 LINK_STYLES = ("book", "readme", "plain")
-
-#: the claims whose verdict is confirmatory: by ``git log`` only claim-front's rule and
-#: predictions were committed before the runs that decide it (Chapter 10, "The rules'
-#: fingerprints, and what came before them"); every other verdict that reads stored runs or
-#: records is exploratory, its rule registered when part of those data existed
-CONFIRMATORY = ("claim-front",)
 
 #: the level each chapter glues for its intervals where the evidence declarations do not state
 #: one (Chapter 9: Bonferroni over the two Pre-LN families); read by :func:`read_findings_evidence`
@@ -148,11 +143,16 @@ def _omega(links: str) -> str:
     return r"$\omega_k^2$" if links == "book" else "ω_k²"
 
 
-def verdict_note(links: str, cid: str, word: str) -> str:
-    """``(claim: verdict; confirmatory)`` or ``(...; exploratory)``: whether the claim's rule came
-    before the data that decide it (:data:`CONFIRMATORY`)."""
-    status = "confirmatory" if cid in CONFIRMATORY else "exploratory"
-    return f"({_claim(links, cid)}: {word}; {status})"
+def verdict_note(links: str, cid: str, verdicts: Mapping) -> str:
+    """``(claim: verdict; label)``: the claim's verdict word and its label, confirmatory,
+    exploratory or derived (:mod:`resdecay_lib.book.history`), from ``verdicts`` {claim id:
+    (word, label)}."""
+    if not isinstance(verdicts, Mapping) or cid not in verdicts:
+        raise ValueError(f"verdicts must hold {cid}'s (word, label), got {sorted(verdicts) if isinstance(verdicts, Mapping) else verdicts!r}")
+    word, label = verdicts[cid]
+    if label not in history.LABELS:
+        raise ValueError(f"verdicts[{cid!r}]'s label must be one of {', '.join(history.LABELS)}, got {label!r}")
+    return f"({_claim(links, cid)}: {word}; {label})"
 
 
 def _against(lo: float, hi: float, ref: float) -> str:
@@ -173,8 +173,10 @@ def _exponent(ev, e, ref, where: bool = True) -> str:
 
 # ------------------------------------------------------------------------ the findings
 
-def init_finding(ev, word: str, links: str = "plain") -> str:
-    """At initialisation against after training (claim-init-not-training)."""
+def init_finding(ev, verdicts: Mapping, links: str = "plain") -> str:
+    """At initialisation against after training (claim-init-not-training); ``verdicts`` {claim id:
+    (word, label)}, as in every finding below."""
+    word = verdicts["claim-init-not-training"][0]
     what = {"holds": "the theorem describes initialisation, not training",
             "holds with correction": "the theorem describes initialisation better than training, with a correction",
             "does not hold": "training does not move the exponent away from the theorem",
@@ -182,10 +184,10 @@ def init_finding(ev, word: str, links: str = "plain") -> str:
     return (f"At initialisation toy Pre-LN models of 24 blocks have the exponent "
             f"{_exponent(ev, E.INIT_EXP_TRAINEDRUNS_PRE_LN, E.INIT_REF_PRE_LN)}; after training "
             f"{_exponent(ev, E.TRAINED_EXP_PRE_LN, E.TRAINED_REF_PRE_LN)}: {what} "
-            f"{verdict_note(links, 'claim-init-not-training', word)}.")
+            f"{verdict_note(links, 'claim-init-not-training', verdicts)}.")
 
 
-def split_finding(ev, word: str, links: str = "plain") -> str:
+def split_finding(ev, verdicts: Mapping, links: str = "plain") -> str:
     """Which departure moves the trained exponent (claim-independence): the correlations'
     share of the shift against one half (``ledger.SPLIT_BOUNDARY``)."""
     s, b = E.SPLIT_CORR_SHARE, ledger.SPLIT_BOUNDARY
@@ -194,11 +196,12 @@ def split_finding(ev, word: str, links: str = "plain") -> str:
             "comes from the correlations between blocks and the unequal size of their outputs in a split "
             "the data cannot settle")
     return (f"Training's shift of the exponent {what}: the correlations carry a share {_bracket(ev, s)} of it "
-            f"{verdict_note(links, 'claim-independence', word)}.")
+            f"{verdict_note(links, 'claim-independence', verdicts)}.")
 
 
-def pretrained_finding(ev, word: str, links: str = "plain") -> str:
+def pretrained_finding(ev, verdicts: Mapping, links: str = "plain") -> str:
     """The two pretrained Pre-LN families against the theorem (claim-two-families)."""
+    word = verdicts["claim-two-families"][0]
     what = {"holds": "show the theorem's decay",
             "holds with correction": "decay, at another rate than the theorem's",
             "does not hold": "do not show the theorem's decay",
@@ -206,7 +209,7 @@ def pretrained_finding(ev, word: str, links: str = "plain") -> str:
     return (f"Two pretrained Pre-LN models {what}: SmolLM2-135M "
             f"{_exponent(ev, E.PRETRAINED_EXP['smollm2'], E.PRETRAINED_REF['smollm2'], False)}, Qwen2.5-Coder-0.5B "
             f"{_exponent(ev, E.PRETRAINED_EXP['qwen'], E.PRETRAINED_REF['qwen'], False)} "
-            f"{verdict_note(links, 'claim-two-families', word)}.")
+            f"{verdict_note(links, 'claim-two-families', verdicts)}.")
 
 
 #: what an idle-blocks verdict says of the later blocks (rules._half_verdict)
@@ -216,16 +219,17 @@ _IDLE = {"holds": "idle at the theorem's rate",
          "open": "are not shown to idle or not"}
 
 
-def idle_finding(ev, word_pretrained: str, word_toy: str, links: str = "plain") -> str:
+def idle_finding(ev, verdicts: Mapping, links: str = "plain") -> str:
     """Do later blocks idle (claim-pretrained-idle, claim-idle-blocks)? The cost of the later
     half of the blocks over the earlier half, against the theorem's ratio and against 1."""
+    word_pretrained = verdicts["claim-pretrained-idle"][0]
     s, q, t = E.HALF_RATIO["smollm2"], E.HALF_RATIO["qwen"], E.HALF_RATIO_TOY
     return (f"Their later blocks {_IDLE.get(word_pretrained, word_pretrained)}: skipping a block of the later "
             f"half costs {_bracket(ev, s)} (SmolLM2) and {_bracket(ev, q)} (Qwen) times what skipping one of "
             f"the earlier half does, against the theorem's {ev[E.HALF_RATIO_REF['smollm2']]:.2f} and "
-            f"{ev[E.HALF_RATIO_REF['qwen']]:.2f} {verdict_note(links, 'claim-pretrained-idle', word_pretrained)}; "
+            f"{ev[E.HALF_RATIO_REF['qwen']]:.2f} {verdict_note(links, 'claim-pretrained-idle', verdicts)}; "
             f"in the toy models the same ratio is {_bracket(ev, t)}, {_against_one(ev[t.lo], ev[t.hi])} "
-            f"{verdict_note(links, 'claim-idle-blocks', word_toy)}.")
+            f"{verdict_note(links, 'claim-idle-blocks', verdicts)}.")
 
 
 def _position(lo: float, hi: float) -> str:
@@ -235,16 +239,17 @@ def _position(lo: float, hi: float) -> str:
             (False, False): "an interval that contains neither"}[(lo <= -1 <= hi, lo <= 1 <= hi)]
 
 
-def front_finding(ev, word: str, links: str = "plain") -> str:
+def front_finding(ev, verdicts: Mapping, links: str = "plain") -> str:
     """claim-front: past the first blocks, does the trained decay resume at depths 48 and 96?
     Once three deep runs are in: the runs' mean position between the two committed predictions,
     which of them its interval contains, and the runs' spread against the prediction's own."""
+    word = verdicts["claim-front"][0]
     n = ev[E.FRONT_N_RUNS]
     first = _term(links, "the first blocks", "front")
     if not n >= 3:
         return (f"Whether the decay resumes past {first} at depths 48 and 96 is tested against two predictions "
                 f"committed before those runs; {int(n)} deep run{'' if n == 1 else 's'} "
-                f"{'is' if n == 1 else 'are'} stored so far {verdict_note(links, 'claim-front', word)}.")
+                f"{'is' if n == 1 else 'are'} stored so far {verdict_note(links, 'claim-front', verdicts)}.")
     what = {"holds": "is answered: it resumes, at the predicted rate",
             "holds with correction": "is answered: it resumes, at another rate than predicted",
             "does not hold": "is answered: it does not, the change stays flat",
@@ -255,7 +260,7 @@ def front_finding(ev, word: str, links: str = "plain") -> str:
             f"that -1 is the prediction \"it resumes\" and +1 \"it stays flat\", the later-half slopes of "
             f"{int(n)} runs average {_bracket(ev, E.FRONT_POSITION, 1)}, {_position(ev[E.FRONT_POSITION.lo], ev[E.FRONT_POSITION.hi])}, "
             f"and single runs spread by {sd:.1f} (standard deviation), {'more' if sd > w else 'less'} than the "
-            f"±{w:.1f} the first prediction allows {verdict_note(links, 'claim-front', word)}.")
+            f"±{w:.1f} the first prediction allows {verdict_note(links, 'claim-front', verdicts)}.")
 
 
 def long_finding(ev, links: str = "plain") -> str:
@@ -281,38 +286,47 @@ def count_phrase(n: int, word: str) -> str:
                       "open": "is open" if one else "are open"}.get(word, word)
 
 
-def verdicts_line(ev, links: str = "plain") -> str:
-    """The ledger's counts, which verdicts are confirmatory, and the card's promotion rule, in
-    plain words, with its answer."""
+def verdicts_line(ev, labels: Mapping, links: str = "plain") -> str:
+    """The ledger's counts and the card's promotion rule, in plain words, with its answer and
+    its label (``labels``: {claim id: label}, :func:`book_labels`)."""
     rows = ledger.evaluate(ev)
     n = Counter(v.word for _, v in rows)
     counts = [count_phrase(n[w], w) for w in ledger.VERDICTS if n[w]]
     counts = ", ".join(counts[:-1]) + " and " + counts[-1] if len(counts) > 1 else "".join(counts)
     word = next(v.word for c, v in rows if c.id == "claim-promote")
-    confirm = " and ".join(_claim(links, c) for c in CONFIRMATORY)
     return (f"Of the {len(rows)} claims of the {_term(links, 'ledger', 'ledger')}, one per sentence of the "
-            f"{_term(links, 'theory card', 'card')}, {counts}; only the verdict of {confirm} is confirmatory (its rule "
-            f"was committed before its runs), the others that read stored runs or records are exploratory. "
+            f"{_term(links, 'theory card', 'card')}, {counts}. "
             f"The card's promotion rule, its test for promoting the theory from Proposed "
-            f"{verdict_note(links, 'claim-promote', word)}, says: {ledger.PROMOTION[word]}")
+            f"{verdict_note(links, 'claim-promote', {'claim-promote': (word, labels['claim-promote'])})}, says: "
+            f"{ledger.PROMOTION[word]}")
 
 
-def findings_list(ev, links: str = "book") -> str:
+def book_labels(root=".") -> dict[str, str]:
+    """{claim id: confirmatory, exploratory or derived} of every claim of the ledger, on every
+    seed, from the history ``root`` records (``results/history.json``) and its registry
+    (:func:`resdecay_lib.book.history.labels`)."""
+    found = history.labels(history.read_history(root), preregistration.read_registry(root))
+    return {k: v.word for k, v in found.items()}
+
+
+def findings_list(ev, labels: Mapping, links: str = "book") -> str:
     """The findings as Markdown: what an exponent and a bracket are, one finding a bullet, and
-    the verdicts; every number from ``ev`` (:func:`read_findings_evidence`), linked for ``links``
-    (one of :data:`LINK_STYLES`)."""
+    the verdicts; every number from ``ev`` (:func:`read_findings_evidence`), every verdict's
+    label from ``labels`` ({claim id: label}, :func:`book_labels`), linked for ``links`` (one of
+    :data:`LINK_STYLES`)."""
     _check_links(links)
-    v = {c.id: w.word for c, w in ledger.evaluate(ev)}
+    if not isinstance(labels, Mapping):
+        raise ValueError(f"labels must be a dict {{claim id: label}} (book_labels'), got {labels!r}")
+    missing = [c.id for c in ledger.CLAIMS if c.id not in labels]
+    if missing:
+        raise ValueError(f"labels has no label for {', '.join(missing)}")
+    v = {c.id: (w.word, labels[c.id]) for c, w in ledger.evaluate(ev)}
     lead = (f"An exponent is the slope of log {_omega(links)} (the per-layer change) on log k (the block "
             f"index), set beside the exponent of the {_term(links, 'theorem', 'theorem')} over the same blocks "
             f"and {_term(links, 'convention', 'convention')}. " + _intervals_line(ev))
-    items = [init_finding(ev, v["claim-init-not-training"], links),
-             split_finding(ev, v["claim-independence"], links),
-             pretrained_finding(ev, v["claim-two-families"], links),
-             idle_finding(ev, v["claim-pretrained-idle"], v["claim-idle-blocks"], links),
-             front_finding(ev, v["claim-front"], links),
-             long_finding(ev, links)]
-    return "\n".join([lead, ""] + [f"- {s}" for s in items] + ["", verdicts_line(ev, links)])
+    items = [init_finding(ev, v, links), split_finding(ev, v, links), pretrained_finding(ev, v, links),
+             idle_finding(ev, v, links), front_finding(ev, v, links), long_finding(ev, links)]
+    return "\n".join([lead, ""] + [f"- {s}" for s in items] + ["", verdicts_line(ev, labels, links)])
 
 
 def verdict_counts(ev) -> Counter:
@@ -337,72 +351,7 @@ def headline(ev) -> list[dict]:
              "reference": ev[r["ref"]], "verdict": verdicts[r["claim"]].word} for r in rows]
 
 
-def _paragraph_front(ev, word: str) -> str:
-    """claim-front's finding: the deep runs' position between the two predictions, once three are in."""
-    n = ev[E.FRONT_N_RUNS]
-    head = ("Whether the trained decay resumes past the first blocks is tested at depths 48 and 96 "
-            "against predictions committed before those runs")
-    if not n >= 3:
-        return f"{head} ({int(n)} deep run{'' if n == 1 else 's'} stored so far; claim-front: {word})."
-    what = {"holds": "it resumes, at the front model's rate",
-            "holds with correction": "it resumes, at another rate than the front model's",
-            "does not hold": "it does not resume",
-            "open": "the runs cannot tell the two predictions apart"}.get(word, word)
-    return (f"{head}: {what}; the deep runs' slopes sit at {_iv(ev, E.FRONT_POSITION, 1)} on a scale "
-            f"where -1 is the decay's prediction and +1 the flat one ({int(n)} runs; claim-front: {word}).")
-
-
-def _paragraph_long(ev) -> str:
-    """The 10,800-step runs' finding: where the depth-24 exponent ends, and how much it still
-    moves late in training against the seeds' own spread (training_analysis.settling)."""
-    n = ev[E.LONG_N_RUNS]
-    if not n >= 3:
-        return (f"Trained three times longer at depth 24 (10,800 steps), {int(n)} of the three runs are "
-                f"stored so far.")
-    return (f"Trained three times longer at depth 24 (10,800 steps), its exponent ends at "
-            f"{_iv(ev, E.LONG_EXP_END)} and moves by {_iv(ev, E.LONG_EXP_CHANGE)} between steps 6,000 "
-            f"and 10,800, against a seed-to-seed spread of {ev[E.LONG_SETTLE_MARGIN]:.2f}.")
-
-
-def findings_markdown(ev) -> str:
-    """The findings as one paragraph, every number from ``ev``: what Chapter 10
-    glues as ``ledger-summary`` until it is re-executed on :func:`findings_list`.
-    Kept unchanged so that Chapter 10's stored output stays what its code gives."""
-    v = {c.id: w for c, w in ledger.evaluate(ev)}
-    n = verdict_counts(ev)
-    counts = ", ".join(f"{n[w]} {w}" for w in ledger.VERDICTS if n[w])
-    s = [f"At initialisation a Pre-LN transformer's per-layer change follows the theorem: its exponent, "
-         f"{_iv(ev, E.INIT_EXP_TRAINEDRUNS_PRE_LN)} over 24 blocks, is within 0.1 of the theorem's "
-         f"{ev[E.INIT_REF_PRE_LN]:.2f} over the same range."
-         if v["claim-init-not-training"].word == "holds" else
-         f"At initialisation a Pre-LN transformer's per-layer change has the exponent "
-         f"{_iv(ev, E.INIT_EXP_TRAINEDRUNS_PRE_LN)} over 24 blocks, against the theorem's "
-         f"{ev[E.INIT_REF_PRE_LN]:.2f} over the same range.",
-         f"After training its exponent is {_iv(ev, E.TRAINED_EXP_PRE_LN)} against "
-         f"{ev[E.TRAINED_REF_PRE_LN]:.2f} (claim-init-not-training: {v['claim-init-not-training'].word}); "
-         + {"holds": "the correlations between blocks move the exponent more than the unequal block variances do",
-            "does not hold": "what moves the exponent is the unequal size of the blocks' outputs, not the "
-                             "correlations the card suspected",
-            "open": "whether the correlations or the unequal block variances move it more is not settled"
-            }.get(v["claim-independence"].word, "the split between correlations and variances is "
-                  + v["claim-independence"].word)
-         + f" (claim-independence: {v['claim-independence'].word}).",
-         f"Two pretrained Pre-LN families, SmolLM2-135M and Qwen2.5-Coder-0.5B, have exponents "
-         f"{_iv(ev, E.PRETRAINED_EXP['smollm2'])} and {_iv(ev, E.PRETRAINED_EXP['qwen'])} against "
-         f"{ev[E.PRETRAINED_REF['smollm2']]:.2f} and {ev[E.PRETRAINED_REF['qwen']]:.2f} "
-         f"(claim-two-families: {v['claim-two-families'].word}); whether later blocks' outputs are scaled "
-         f"up with depth: {v['claim-compensation'].word} (claim-compensation); whether later blocks' share "
-         f"of the cost vanishes: {v['claim-idle-blocks'].word} in the toy models, "
-         f"{v['claim-pretrained-idle'].word} in the pretrained ones.",
-         _paragraph_front(ev, v["claim-front"].word),
-         _paragraph_long(ev),
-         f"Of the ledger's {len(ledger.CLAIMS)} claims: {counts}; the card's promotion rule says "
-         f"'{v['claim-promote'].word}'."]
-    return " ".join(s)
-
-
-
 def abstract(root=".", links: str = "plain") -> str:
     """:func:`findings_list` of the evidence stored in ``root``'s chapters: the PDF's abstract
     (``links="plain"``) and the README's findings block (``links="readme"``, ``tools/findings.py``)."""
-    return findings_list(read_findings_evidence(pathlib.Path(root) / "chapters"), links)
+    return findings_list(read_findings_evidence(pathlib.Path(root) / "chapters"), book_labels(root), links)

@@ -21,9 +21,9 @@ PREFACE = ROOT / "intro.ipynb"
 COUNT_NAMES = {"ledger-n-claims", "ledger-n-evidence"} | {"ledger-n-" + w.replace(" ", "-") for w in ledger.VERDICTS}
 
 
-def _entry(cid="claim-a", word="holds", short="x | y", numbers=""):
+def _entry(cid="claim-a", word="holds", short="x | y", numbers="", label="exploratory"):
     return V.ClaimEntry(id=cid, title="A | title", word=word, reason="r", short=short, numbers=numbers,
-                        where=Words("w"), cite="cite line", family="its own")
+                        where=Words("w"), cite="cite line", family="its own", label=label)
 
 
 def _tiny_result(claims) -> V.VerdictResult:
@@ -31,7 +31,8 @@ def _tiny_result(claims) -> V.VerdictResult:
         claims=tuple(claims), n_evidence=3, summary=Words("s"), promotion="p",
         replication=(V.ReplicationEntry("claim-a", "A", "holds", "open", "holds", "no power"),),
         registry_commit="0123456789abcdef", registry_time="t", n_registered=1, rule_mismatches={},
-        front_rule_committed="f", front_rule_now="f", front_written="w", changelog=Words("c"), n_moved=0, lim_width=64)
+        front_rule_committed="f", front_rule_now="f", front_written="w", changelog=Words("c"), n_moved=0, lim_width=64,
+        seeds_before=(0, 1, 2, 3), seeds_after=(4,), history_stale={"unrecorded": [], "gone": [], "rules": []})
 
 
 # ------------------------------------------------------------------------------ wording
@@ -41,10 +42,38 @@ def test_escape_escapes_every_bar():
     assert V.escape("a | b | c") == "a \\| b \\| c" and V.escape(3) == "3"
 
 
-def test_ledger_row_shows_the_numbers_or_a_dash():
-    assert V.ledger_row("T|x", "claim-a", "holds", "ok", "1 [0, 2]") == \
-        ["{ref}`T\\|x <claim-a>`", "**holds**", "ok (1 [0, 2])"]
-    assert V.ledger_row("T", "claim-a", "open", "a|b", "")[2] == "a\\|b (-)"
+def test_ledger_row_shows_the_label_and_the_numbers_or_a_dash():
+    assert V.ledger_row("T|x", "claim-a", "holds", "derived", "ok", "1 [0, 2]") == \
+        ["{ref}`T\\|x <claim-a>`", "**holds**", "*derived*", "ok (1 [0, 2])"]
+    assert V.ledger_row("T", "claim-a", "open", "exploratory", "a|b", "")[3] == "a\\|b (-)"
+
+
+def test_labels_words_counts_each_label_and_names_the_confirmatory():
+    w = V.labels_words({"confirmatory": 1, "exploratory": 10, "derived": 6}, ["{ref}`claim-front`"])
+    assert isinstance(w, Words)
+    assert w.startswith("Of the 17 verdicts, 1 is confirmatory ({ref}`claim-front`: every stored run or record it "
+                        "reads was committed after the registry first held its rule), 10 are exploratory (")
+    assert "and 6 are derived (SymPy" in w
+    none = V.labels_words({"confirmatory": 0, "exploratory": 1, "derived": 0}, [])
+    assert none.startswith("Of the 1 verdicts, none is confirmatory (none reads only runs and records committed "
+                           "after the registry first held its rule), 1 is exploratory") and "0 are derived" in none
+    two = V.labels_words({"confirmatory": 2, "exploratory": 0, "derived": 0}, ["a", "b"])
+    assert "2 are confirmatory (a, b: every stored run or record they read" in two
+    with pytest.raises(ValueError, match="lacks \\['derived'\\]"):
+        V.labels_words({"confirmatory": 0, "exploratory": 0}, [])
+    with pytest.raises(ValueError, match="confirmatory names 0 claims, counts\\['confirmatory'\\] is 1"):
+        V.labels_words({"confirmatory": 1, "exploratory": 0, "derived": 0}, [])
+
+
+def test_heldout_words_branches():
+    assert V.heldout_words((0, 1, 2, 3), (4,)) == (
+        "The rules were registered after training runs of seeds 0, 1, 2 and 3 existed and before any run of "
+        "seed 4 (below), so only seed 4 is held out in the strict sense.")
+    assert V.heldout_words((0,), (3, 4)).endswith("of seed 0 existed and before any run of seeds 3 and 4 (below), "
+                                                  "so only seeds 3 and 4 are held out in the strict sense.")
+    assert V.heldout_words((0, 1), ()).startswith("Every training run the rules read existed before")
+    assert V.heldout_words((), (0, 1)) == ("Every training run the rules read was committed after they were "
+                                           "registered, so seeds 0 and 1 are held out in the strict sense.")
 
 
 def test_replication_row_bolds_the_ledgers_verdict():
@@ -98,8 +127,10 @@ def test_glues_of_a_tiny_result():
     assert g["claim-a-short"] == "x \\| y" and isinstance(g["claim-a-short"], Words)
     assert g["claim-a-cite"] == "`cite line`" and g["claim-b-verdict"] == "open"
     assert isinstance(g["ledger-table"], Table)
-    assert g["ledger-table"].splitlines()[0] == "| claim | verdict | why (the deciding numbers) |"
-    assert g["ledger-table"].splitlines()[3] == "| {ref}`A \\| title <claim-b>` | **open** | x \\| y (2) |"
+    assert g["ledger-table"].splitlines()[0] == "| claim | verdict | label | why (the deciding numbers) |"
+    assert g["ledger-table"].splitlines()[3] == "| {ref}`A \\| title <claim-b>` | **open** | *exploratory* | x \\| y (2) |"
+    assert g["labels-words"].startswith("Of the 2 verdicts, none is confirmatory") and "2 are exploratory" in g["labels-words"]
+    assert g["heldout-words"].endswith("so only seed 4 is held out in the strict sense.")
     assert (g["ledger-n-claims"], g["ledger-n-holds"], g["ledger-n-open"], g["ledger-n-does-not-hold"]) == (2, 1, 1, 0)
     assert g["prereg-commit"] == "0123456" and g["replication-counts"] == "1 no power"
 
@@ -148,6 +179,12 @@ def test_chapter_on_the_stored_book_agrees_with_its_files():
     last = history["versions"][-1]["verdicts"]
     assert r.n_moved == sum(last.get(c.id) != c.word for c in r.claims)
     assert all(f'{c.id} ("{c.title}").' in c.cite for c in r.claims)
+    from resdecay_lib.book import history as book_history
+    found = book_history.labels(json.loads((ROOT / "results" / "history.json").read_text()), registry)
+    assert {c.id: c.label for c in r.claims} == {k: v.word for k, v in found.items()}
+    assert r.history_stale == {"unrecorded": [], "gone": [], "rules": []}
+    assert set(r.seeds_before) | set(r.seeds_after) <= set(registry["seed_sets"]["s012"] + registry["seed_sets"]["s34"])
     p = V.preface(ROOT)
+    assert dict(p.labels) == {c.id: c.label for c in r.claims}
     assert p.findings == r.summary
     assert len(p.headline) == 4

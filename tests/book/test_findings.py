@@ -19,6 +19,16 @@ def ev():
     return findings.read_findings_evidence(ROOT / "chapters")
 
 
+@pytest.fixture(scope="module")
+def labels():
+    return findings.book_labels(ROOT)
+
+
+def _v(cid, word, label="exploratory", **more):
+    """A finding's ``verdicts`` argument: {claim id: (word, label)}."""
+    return {cid: (word, label), **more}
+
+
 def _iv(name, value, lo, hi, **more):
     return {name: value, name + "_lo": lo, name + "_hi": hi, **{f"{name}_{k}": v for k, v in more.items()}}
 
@@ -30,20 +40,20 @@ def test_readme_states_the_findings_the_stored_evidence_gives():
     assert tool.block() in text, "README.md's findings are stale: run python tools/findings.py"
 
 
-def test_findings_are_a_short_list_citing_the_ledgers_verdicts_and_move_with_the_evidence(ev):
-    text = findings.findings_list(ev, "plain")
+def test_findings_are_a_short_list_citing_the_ledgers_verdicts_and_move_with_the_evidence(ev, labels):
+    text = findings.findings_list(ev, labels, "plain")
     bullets = [line for line in text.splitlines() if line.startswith("- ")]
     assert 5 <= len(bullets) <= 7
     verdicts = {c.id: v.word for c, v in ledger.evaluate(ev)}
-    assert f"claim-init-not-training: {verdicts['claim-init-not-training']}; exploratory" in text
-    assert f"claim-front: {verdicts['claim-front']}; confirmatory" in text
+    assert f"claim-init-not-training: {verdicts['claim-init-not-training']}; {labels['claim-init-not-training']}" in text
+    assert f"claim-front: {verdicts['claim-front']}; {labels['claim-front']}" in text
     moved = {**ev, "ev_trained_exp_pre_ln": ev["ev_trained_exp_pre_ln"] - 0.5}
-    assert findings.findings_list(moved, "plain") != text
+    assert findings.findings_list(moved, labels, "plain") != text
 
 
-def test_every_number_in_the_findings_comes_from_the_evidence(ev):
+def test_every_number_in_the_findings_comes_from_the_evidence(ev, labels):
     """Each decimal the findings print is a stored value (or a share, level or spread of one)."""
-    text = findings.findings_list(ev, "plain")
+    text = findings.findings_list(ev, labels, "plain")
     shown = {f"{v:.{d}f}" for v in ev.values() if v == v for d in (1, 2)}
     shown |= {f"{findings.interval_level(ev, e) * 100:g}" for e in E.DECLARED.values()
               if e.kind != "value" and findings.interval_level(ev, e)}
@@ -53,16 +63,19 @@ def test_every_number_in_the_findings_comes_from_the_evidence(ev):
     assert printed - shown == set(), f"numbers not from the evidence: {sorted(printed - shown)}"
 
 
-def test_the_findings_never_call_a_verdict_confirmatory_but_claim_fronts(ev):
-    text = findings.findings_list(ev, "plain")
-    assert text.count("confirmatory)") == 1 and "(claim-front: " in text
-    for cid in re.findall(r"\((claim-[a-z0-9-]+): ", text):
+def test_each_verdict_the_findings_cite_carries_its_computed_label(ev, labels):
+    text = findings.findings_list(ev, labels, "plain")
+    cited = re.findall(r"\((claim-[a-z0-9-]+): ", text)
+    assert "claim-front" in cited
+    for cid in cited:
         note = re.search(rf"\({cid}: [^;]+; (\w+)\)", text).group(1)
-        assert note == ("confirmatory" if cid == "claim-front" else "exploratory"), cid
+        assert note == labels[cid], cid
+    swapped = {c: "confirmatory" if w == "exploratory" else w for c, w in labels.items()}
+    assert findings.findings_list(ev, swapped, "plain") != text
 
 
-def test_the_links_point_where_each_reader_can_follow_them(ev):
-    book, readme, plain = (findings.findings_list(ev, s) for s in ("book", "readme", "plain"))
+def test_the_links_point_where_each_reader_can_follow_them(ev, labels):
+    book, readme, plain = (findings.findings_list(ev, labels, s) for s in ("book", "readme", "plain"))
     assert "[claim-front](chapters/10_verdict.ipynb)" in readme and "](#terms)" in readme
     assert "{ref}`claim-front <claim-front>`" in book and "{prf:ref}`" in book and "{doc}`" in book
     assert "](" not in plain and "{ref}" not in plain and "`" not in plain
@@ -70,16 +83,24 @@ def test_the_links_point_where_each_reader_can_follow_them(ev):
     for target in re.findall(r"\]\(([^)]+)\)", readme):
         assert target == "#terms" or (ROOT / target).is_file(), target
     with pytest.raises(ValueError, match="links must be one of"):
-        findings.findings_list(ev, "html")
+        findings.findings_list(ev, labels, "html")
 
 
 # ------------------------------------------------------------------------ the wording functions
 
-def test_verdict_note_says_confirmatory_only_for_claim_front():
-    assert findings.verdict_note("plain", "claim-front", "open") == "(claim-front: open; confirmatory)"
-    assert findings.verdict_note("plain", "claim-pretrained", "holds") == "(claim-pretrained: holds; exploratory)"
-    assert findings.verdict_note("readme", "claim-front", "open").startswith("([claim-front](chapters/10_verdict.ipynb)")
-    assert findings.verdict_note("book", "claim-promote", "open").startswith("({ref}`claim-promote <claim-promote>`")
+def test_verdict_note_says_the_verdict_and_its_label():
+    assert findings.verdict_note("plain", "claim-front", _v("claim-front", "open", "confirmatory")) == \
+        "(claim-front: open; confirmatory)"
+    assert findings.verdict_note("plain", "claim-pretrained", _v("claim-pretrained", "holds")) == \
+        "(claim-pretrained: holds; exploratory)"
+    assert findings.verdict_note("readme", "claim-front", _v("claim-front", "open")).startswith(
+        "([claim-front](chapters/10_verdict.ipynb)")
+    assert findings.verdict_note("book", "claim-promote", _v("claim-promote", "open", "derived")).startswith(
+        "({ref}`claim-promote <claim-promote>`")
+    with pytest.raises(ValueError, match="claim-front"):
+        findings.verdict_note("plain", "claim-front", _v("claim-other", "open"))
+    with pytest.raises(ValueError, match="label must be one of"):
+        findings.verdict_note("plain", "claim-front", _v("claim-front", "open", "registered"))
 
 
 @pytest.mark.parametrize("n, word, said", [(1, "holds", "1 holds"), (4, "holds", "4 hold"),
@@ -132,7 +153,7 @@ def test_a_bracket_names_its_level_only_when_it_is_not_its_groups(ev):
                                         ("does not hold", "does not move the exponent away"),
                                         ("holds with correction", "with a correction"), ("open", "is not settled")])
 def test_the_init_finding_says_its_verdict(ev, word, said):
-    text = findings.init_finding(ev, word)
+    text = findings.init_finding(ev, _v("claim-init-not-training", word))
     assert said in text and f"(claim-init-not-training: {word}; exploratory)" in text
     assert "-0.88 [-0.92, -0.85] against -0.90 (the interval contains it)" in text
 
@@ -142,39 +163,40 @@ def test_the_init_finding_says_its_verdict(ev, word, said):
                                          ((0.5, 0.2, 0.8), "the data cannot settle")])
 def test_the_split_finding_reads_the_share_against_one_half(share, said):
     ev = _iv("ev_split_corr_share", *share)
-    text = findings.split_finding(ev, "open")
+    text = findings.split_finding(ev, _v("claim-independence", "open"))
     assert said in text and f"{share[0]:.2f} [{share[1]:.2f}, {share[2]:.2f}]" in text
 
 
 @pytest.mark.parametrize("word, said", [("holds", "show the theorem's decay"), ("does not hold", "do not show"),
                                         ("holds with correction", "at another rate"), ("open", "are not shown")])
 def test_the_pretrained_finding_says_its_verdict(ev, word, said):
-    text = findings.pretrained_finding(ev, word)
+    text = findings.pretrained_finding(ev, _v("claim-two-families", word))
     assert said in text and "SmolLM2-135M -0.03 [-0.04, -0.02] against -1.04" in text
 
 
 @pytest.mark.parametrize("word", ["holds", "holds with correction", "does not hold", "open"])
 def test_the_idle_finding_says_each_verdict(ev, word):
-    text = findings.idle_finding(ev, word, "open")
+    text = findings.idle_finding(ev, _v("claim-pretrained-idle", word, **{"claim-idle-blocks": ("open", "exploratory")}))
     assert findings._IDLE[word] in text and "1.21 [1.11, 1.31] (SmolLM2)" in text
     assert "1.04 [0.82, 1.32], an interval that contains 1" in text
 
 
 def test_the_front_finding_states_the_deep_runs_position_and_spread_once_three_are_stored(ev):
     few = {**ev, "ev_front_n_runs": 2.0}
-    assert "2 deep runs are stored so far" in findings.front_finding(few, "open")
-    assert "1 deep run is stored so far" in findings.front_finding({**ev, "ev_front_n_runs": 1.0}, "open")
+    assert "2 deep runs are stored so far" in findings.front_finding(few, _v("claim-front", "open", "confirmatory"))
+    assert "1 deep run is stored so far" in findings.front_finding({**ev, "ev_front_n_runs": 1.0},
+                                                                   _v("claim-front", "open"))
     three = {**ev, **_iv("ev_front_position", -1.1, -1.6, -0.6, se=0.1), "ev_front_n_runs": 4.0,
              "ev_front_pred_width": 1.5}
-    text = findings.front_finding(three, "holds")
+    text = findings.front_finding(three, _v("claim-front", "holds", "confirmatory"))
     assert "-1.1 [-1.6, -0.6] (97.5%)" in text and "contains only -1" in text and "4 runs" in text
     assert "spread by 0.2 (standard deviation), less than the ±1.5" in text and "it resumes, at the predicted" in text
-    text = findings.front_finding(ev, "open")
+    text = findings.front_finding(ev, _v("claim-front", "open", "confirmatory"))
     assert "runs vary too much to tell the two committed predictions apart" in text
     assert "3.8 [-1.2, 8.7] (97.5%)" in text and "spread by 5.0 (standard deviation), more than the ±1.5" in text
     assert "(claim-front: open; confirmatory)" in text
-    assert "it does not, the change stays flat" in findings.front_finding(ev, "does not hold")
-    assert "at another rate than predicted" in findings.front_finding(ev, "holds with correction")
+    assert "it does not, the change stays flat" in findings.front_finding(ev, _v("claim-front", "does not hold"))
+    assert "at another rate than predicted" in findings.front_finding(ev, _v("claim-front", "holds with correction"))
 
 
 def test_the_long_runs_finding_says_whether_the_exponent_settled():
@@ -188,14 +210,15 @@ def test_the_long_runs_finding_says_whether_the_exponent_settled():
     assert "is not shown to have settled" in moving and "not inside the ±0.08" in moving
 
 
-def test_the_verdicts_line_counts_the_ledger_and_says_the_promotion_rule_in_words(ev):
-    text = findings.verdicts_line(ev)
+def test_the_verdicts_line_counts_the_ledger_and_says_the_promotion_rule_in_words(ev, labels):
+    text = findings.verdicts_line(ev, labels)
     n = findings.verdict_counts(ev)
     assert f"Of the {sum(n.values())} claims" in text
     assert all(findings.count_phrase(n[w], w) in text for w in ledger.VERDICTS if n[w])
     word = {c.id: v.word for c, v in ledger.evaluate(ev)}["claim-promote"]
     assert "its test for promoting the theory from Proposed" in text and ledger.PROMOTION[word] in text
-    assert "only the verdict of claim-front is confirmatory" in text
+    assert f"(claim-promote: {word}; {labels['claim-promote']})" in text
+    assert "confirmatory" not in text.replace(f"; {labels['claim-promote']})", "")   # the labels are said once, apart
 
 
 def test_headline_rows_carry_intervals_and_their_matched_references(ev):
@@ -204,12 +227,10 @@ def test_headline_rows_carry_intervals_and_their_matched_references(ev):
         assert r["verdict"] in ledger.VERDICTS
 
 
-def test_the_paragraph_chapter_10_glues_is_the_one_its_stored_output_holds(ev):
-    """findings_markdown stays the issue-22 paragraph until Chapter 10 is re-executed on findings_list."""
+def test_the_findings_chapter_10_glues_are_the_ones_its_stored_output_holds(ev, labels):
+    """Chapter 10's stored ledger-summary is findings_list of the stored evidence: re-execute it when they part."""
     import json
     nb = json.loads((ROOT / "chapters" / "10_verdict.ipynb").read_text(encoding="utf-8"))
     stored = [o["data"]["application/papermill.record/text/markdown"] for c in nb["cells"] if c["cell_type"] == "code"
               for o in c.get("outputs", []) if o.get("metadata", {}).get("scrapbook", {}).get("name") == "ledger-summary"]
-    if not stored:
-        pytest.skip("Chapter 10 no longer glues ledger-summary")
-    assert stored[0] in (findings.findings_markdown(ev), findings.findings_list(ev, "book"))
+    assert stored == [findings.findings_list(ev, labels, "book")]

@@ -2,8 +2,10 @@
 
 Both read only what the chapters STORED: the evidence (``ev_`` glues) of the notebooks of
 ``_toc.yml`` (:func:`resdecay_lib.book.ledger.read_evidence`), the registry of the rules
-(``results/preregistration.json``), ``results/predictions/front.json``,
-``results/verdicts_history.json`` and ``configs/train_long.toml``. :func:`chapter` evaluates
+(``results/preregistration.json``), the recorded git history (``results/history.json``, from
+which :func:`resdecay_lib.book.history.labels` labels each verdict confirmatory, exploratory or
+derived), ``results/predictions/front.json``, ``results/verdicts_history.json`` and
+``configs/train_long.toml``. :func:`chapter` evaluates
 every claim once (``ledger.evaluate``), per seed set for the replication table
 (``ledger.replication``), and writes each table row and sentence with a small wording function
 of plain strings (``*_words``, ``*_row``); :func:`preface` writes the Preface's findings and its
@@ -20,16 +22,18 @@ from collections import Counter
 from dataclasses import dataclass
 
 from ...book import citation, findings, ledger, preregistration
+from ...book import history as book_history
 from ...book.glues import Table, Words
 from ...book.notebooks import book_root
 
 __all__ = ["ClaimEntry", "ReplicationEntry", "VerdictResult", "PrefaceResult", "chapter", "preface", "cite_line",
            "escape", "ledger_row", "replication_row", "claim_words", "cite_words", "replication_counts_words",
-           "families_words", "change_words", "changelog_words", "headline_row", "LEDGER_HEADER",
+           "families_words", "change_words", "changelog_words", "headline_row", "labels_words", "heldout_words",
+           "LEDGER_HEADER",
            "REPLICATION_HEADER", "HEADLINE_HEADER", "UNEXPLAINED_CHANGE"]
 
 #: the ledger table's column titles
-LEDGER_HEADER = ("claim", "verdict", "why (the deciding numbers)")
+LEDGER_HEADER = ("claim", "verdict", "label", "why (the deciding numbers)")
 #: the replication table's column titles
 REPLICATION_HEADER = ("claim", "seeds 0-2", "seeds 3-4", "seeds 0-4 (the ledger)", "replicated")
 #: the Preface's headline table's column titles
@@ -51,10 +55,65 @@ def _ref(title: str, claim_id: str) -> str:
     return f"{{ref}}`{escape(title)} <{claim_id}>`"
 
 
-def ledger_row(title: str, claim_id: str, word: str, short: str, numbers: str) -> list[str]:
+def ledger_row(title: str, claim_id: str, word: str, label: str, short: str, numbers: str) -> list[str]:
     """One row of the ledger table: the claim (a cross-reference to its section), its verdict
-    in bold, and its short reason with the deciding numbers in brackets ("-" when none)."""
-    return [_ref(title, claim_id), f"**{word}**", f"{escape(short)} ({escape(numbers) or '-'})"]
+    in bold, its label (confirmatory, exploratory or derived: ``book.history.labels``), and its
+    short reason with the deciding numbers in brackets ("-" when none)."""
+    return [_ref(title, claim_id), f"**{word}**", f"*{label}*", f"{escape(short)} ({escape(numbers) or '-'})"]
+
+
+def _n_are(n: int, word: str) -> str:
+    return f"{n} {'is' if n == 1 else 'are'} {word}"
+
+
+def labels_words(counts, confirmatory) -> Words:
+    """The labels as a reader says them: ``counts`` {label: how many} (``book.history.label_counts``)
+    and ``confirmatory`` the confirmatory claims, already formatted as links (in order).
+
+    "Of the 17 verdicts, 1 is confirmatory (claim-front: ...), 10 are exploratory (...) and 6 are
+    derived (...)": each label with its count and what it means, the confirmatory claims named."""
+    counts = dict(counts)
+    missing = [w for w in book_history.LABELS if not isinstance(counts.get(w), int)]
+    if missing:
+        raise ValueError(f"counts must give an int count for every label of {book_history.LABELS}, lacks {missing}")
+    confirmatory = [str(c) for c in confirmatory]
+    if len(confirmatory) != counts["confirmatory"]:
+        raise ValueError(f"confirmatory names {len(confirmatory)} claims, counts['confirmatory'] is "
+                         f"{counts['confirmatory']}")
+    if confirmatory:
+        verb = "it reads" if len(confirmatory) == 1 else "they read"
+        first = (f"{_n_are(counts['confirmatory'], 'confirmatory')} ({', '.join(confirmatory)}: every stored run or "
+                 f"record {verb} was committed after the registry first held its rule)")
+    else:
+        first = ("none is confirmatory (none reads only runs and records committed after the registry first held "
+                 "its rule)")
+    return Words(f"Of the {sum(counts[w] for w in book_history.LABELS)} verdicts, {first}, "
+                 f"{_n_are(counts['exploratory'], 'exploratory')} (a run or record they read existed when their "
+                 f"rule was registered) and {_n_are(counts['derived'], 'derived')} (SymPy derivations and live "
+                 f"Monte Carlo checks, which read no stored data); the labels are computed from the git history "
+                 f"recorded in `results/history.json`.")
+
+
+def _seed_list(seeds) -> str:
+    seeds = [str(s) for s in seeds]
+    return seeds[0] if len(seeds) == 1 else ", ".join(seeds[:-1]) + " and " + seeds[-1]
+
+
+def heldout_words(before, after) -> Words:
+    """Which seeds are held out in the strict sense: ``before`` the seeds with a training run
+    the rules read committed by the time the rules were registered, ``after`` those whose every
+    such run came later (``book.history.seeds_before``)."""
+    before, after = sorted(before), sorted(after)
+    if not after:
+        return Words("Every training run the rules read existed before they were registered, so no seed is held "
+                     "out in the strict sense.")
+    s = "s" if len(after) > 1 else ""
+    if not before:
+        return Words(f"Every training run the rules read was committed after they were registered, so seed{s} "
+                     f"{_seed_list(after)} {'are' if s else 'is'} held out in the strict sense.")
+    return Words(f"The rules were registered after training runs of seed{'s' if len(before) > 1 else ''} "
+                 f"{_seed_list(before)} existed and before any run of seed{s} {_seed_list(after)} "
+                 f"(below), so only seed{s} {_seed_list(after)} {'are' if s else 'is'} held out in the strict sense.")
 
 
 def replication_row(title: str, claim_id: str, discovery: str, heldout: str, everything: str,
@@ -126,8 +185,9 @@ def cite_line(claim_id: str, title: str, root) -> str:
 @dataclass(frozen=True)
 class ClaimEntry:
     """One claim of the ledger as the chapter shows it: its label and title, verdict word, full
-    reason, short reason, deciding numbers, section head (:func:`claim_words`), citation line
-    and multiplicity family."""
+    reason, short reason, deciding numbers, section head (:func:`claim_words`), citation line,
+    multiplicity family, and ``label``: confirmatory, exploratory or derived
+    (:func:`resdecay_lib.book.history.labels`, on every seed)."""
     id: str
     title: str
     word: str
@@ -137,6 +197,7 @@ class ClaimEntry:
     where: Words
     cite: str
     family: str
+    label: str
 
 
 @dataclass(frozen=True)
@@ -164,7 +225,11 @@ class VerdictResult:
     front_rule_committed / front_rule_now / front_written: claim-front's rule fingerprint as
     committed with its predictions, as it is today, and when the predictions were written;
     changelog: the verdicts that moved since the last version (:func:`changelog_words`),
-    n_moved of them; lim_width: the trained models' width (``configs/train_long.toml``)."""
+    n_moved of them; lim_width: the trained models' width (``configs/train_long.toml``);
+    seeds_before / seeds_after: the seeds whose training runs the rules read existed when the
+    rules were registered, and those whose runs all came later (``book.history.seeds_held_out``);
+    history_stale: what ``results/history.json`` lacks against the files and registry stored
+    (``book.history.stale``; every list empty: current)."""
     claims: tuple
     n_evidence: int
     summary: Words
@@ -180,10 +245,17 @@ class VerdictResult:
     changelog: Words
     n_moved: int
     lim_width: int
+    seeds_before: tuple = ()
+    seeds_after: tuple = ()
+    history_stale: dict | None = None
 
     def counts(self) -> Counter:
         """How many claims have each verdict word."""
         return Counter(c.word for c in self.claims)
+
+    def label_counts(self) -> dict[str, int]:
+        """How many claims have each label (every label of ``book.history.LABELS``)."""
+        return {w: sum(c.label == w for c in self.claims) for w in book_history.LABELS}
 
     def glues(self) -> dict[str, object]:
         """Every name Chapter 10 glues: five per claim (``<id>-verdict``, ``-reason``, ``-short``,
@@ -195,8 +267,11 @@ class VerdictResult:
             out[f"{c.id}-short"] = Words(escape(c.short))
             out[f"{c.id}-where"] = c.where
             out[f"{c.id}-cite"] = cite_words(c.cite)
-        out["ledger-table"] = Table.of(LEDGER_HEADER, [ledger_row(c.title, c.id, c.word, c.short, c.numbers)
+        out["ledger-table"] = Table.of(LEDGER_HEADER, [ledger_row(c.title, c.id, c.word, c.label, c.short, c.numbers)
                                                        for c in self.claims])
+        out["labels-words"] = labels_words(self.label_counts(), [f"{{ref}}`{c.id}`" for c in self.claims
+                                                                 if c.label == "confirmatory"])
+        out["heldout-words"] = heldout_words(self.seeds_before, self.seeds_after)
         out["ledger-n-claims"] = len(self.claims)
         out["ledger-n-evidence"] = self.n_evidence
         counts = self.counts()
@@ -223,15 +298,18 @@ def chapter(root) -> VerdictResult:
     notebooks = ledger.book_notebooks(root)
     evidence = ledger.read_evidence(notebooks)
     rows = ledger.evaluate(evidence)
+    registry = preregistration.read_registry(root)
+    recorded = book_history.read_history(root)
+    found = book_history.labels(recorded, registry, [c for c, _ in rows])
     claims = tuple(ClaimEntry(
         id=c.id, title=c.title, word=v.word, reason=v.reason, short=ledger.short_reason(v),
         numbers=ledger.deciding_numbers(c, evidence),
         where=claim_words(c.sentence, c.card, ledger.evidence_markdown(c, root), c.primary, c.margin, c.family),
-        cite=cite_line(c.id, c.title, root), family=c.family) for c, v in rows)
+        cite=cite_line(c.id, c.title, root), family=c.family, label=found[c.id].word) for c, v in rows)
+    before, after = book_history.seeds_held_out(recorded, registry, [c for c, _ in rows])
     verdicts = {c.id: v.word for c, v in rows}
     replication = tuple(ReplicationEntry(r["claim"].id, r["claim"].title, r["discovery"].word, r["heldout"].word,
                                          r["all"].word, r["replicated"]) for r in ledger.replication(evidence))
-    registry = preregistration.read_registry(root)
     front = json.loads((root / "results" / "predictions" / "front.json").read_text(encoding="utf-8"))
     history = json.loads((root / "results" / "verdicts_history.json").read_text(encoding="utf-8"))
     last = history["versions"][-1]
@@ -240,36 +318,46 @@ def chapter(root) -> VerdictResult:
     spec = tomllib.loads((root / "configs" / "train_long.toml").read_text(encoding="utf-8"))
     return VerdictResult(
         claims=claims, n_evidence=len(evidence),
-        summary=Words(findings.findings_list(findings.read_findings_evidence(notebooks), links="book")),
+        summary=Words(findings.findings_list(findings.read_findings_evidence(notebooks),
+                                             {k: v.word for k, v in found.items()}, links="book")),
         promotion=ledger.PROMOTION[verdicts["claim-promote"]], replication=replication,
         registry_commit=registry["commit"], registry_time=registry["declared_utc"],
         n_registered=len(registry["claims"]), rule_mismatches=preregistration.mismatches(registry),
         front_rule_committed=front["rule"]["fingerprint"],
-        front_rule_now=preregistration.fingerprints()["claim-front"], front_written=front["written_utc"],
+        front_rule_now=preregistration.rule_fingerprints()["claim-front"], front_written=front["written_utc"],
         changelog=changelog_words(last["version"], last["runs"], lines),
         n_moved=sum(word != last["verdicts"].get(cid) for cid, word in verdicts.items()),
-        lim_width=spec["base"]["d_model"])
+        lim_width=spec["base"]["d_model"], seeds_before=before, seeds_after=after,
+        history_stale=book_history.stale(recorded, root, registry))
 
 
 @dataclass(frozen=True)
 class PrefaceResult:
-    """What the Preface shows: the findings (``findings.findings_list``, linked for the book) and
-    the headline table's rows (``findings.headline``: what, exponent [interval], theorem, claim,
-    verdict)."""
+    """What the Preface shows: the findings (``findings.findings_list``, linked for the book), the
+    headline table's rows (``findings.headline``: what, exponent [interval], theorem, claim,
+    verdict) and ``labels`` ((claim id, label) pairs in the ledger's order:
+    ``findings.book_labels``)."""
     findings: Words
     headline: tuple
+    labels: tuple = ()
 
     def glues(self) -> dict[str, object]:
-        """The Preface's two glues: its findings and its headline table."""
+        """The Preface's glues: its findings, its headline table and the labels' counts in words."""
+        found = dict(self.labels)
         return {"preface-findings": self.findings,
-                "preface-headline": Table.of(HEADLINE_HEADER, [headline_row(*r) for r in self.headline])}
+                "preface-headline": Table.of(HEADLINE_HEADER, [headline_row(*r) for r in self.headline]),
+                "preface-labels": labels_words({w: sum(v == w for v in found.values()) for w in book_history.LABELS},
+                                               [f"{{ref}}`{c}`" for c, v in self.labels if v == "confirmatory"])}
 
 
 def preface(root) -> PrefaceResult:
     """The Preface's result from the stored evidence of the notebooks of ``root``'s ``_toc.yml``
-    (the ``ev_`` values and the chapters' interval levels, ``findings.read_findings_evidence``)."""
+    (the ``ev_`` values and the chapters' interval levels, ``findings.read_findings_evidence``)
+    and the labels of ``findings.book_labels``."""
     evidence = findings.read_findings_evidence(ledger.book_notebooks(book_root(root)))
+    found = findings.book_labels(book_root(root))
     return PrefaceResult(
-        findings=Words(findings.findings_list(evidence, links="book")),
+        findings=Words(findings.findings_list(evidence, found, links="book")),
         headline=tuple((r["what"], r["value"], r["lo"], r["hi"], r["reference"], r["claim"], r["verdict"])
-                       for r in findings.headline(evidence)))
+                       for r in findings.headline(evidence)),
+        labels=tuple(found.items()))

@@ -1,0 +1,114 @@
+"""Record, from git, when each claim's rule was registered and when each datum it reads was added.
+
+Writes results/history.json, which resdecay_lib.book.history reads to label every verdict
+confirmatory, exploratory or derived without git (a shallow clone, an unpacked archive):
+
+* rules: per claim, the commit (sha, committer time) at which results/preregistration.json
+  first held the claim's CURRENT fingerprint (the working tree's registry), found by walking
+  the registry file's history (git log --format='%H %cI' -- results/preregistration.json, and
+  git show <sha>:results/preregistration.json at each commit, oldest first);
+* data: per stored file a claim's evidence is computed from (resdecay_lib.book.history.DATA and
+  PREDICTIONS, on every seed), the commit that first ADDED it (git log --follow --diff-filter=A:
+  renames followed), its time, the number of later commits that changed it and the last one
+  (a later change, such as backfilled provenance, does not move the datum: it existed from its
+  first add), and 'after': the rule and prediction commits its first commit descends from
+  (git merge-base --is-ancestor), the commit itself excluded.
+
+A file not yet committed, or a current fingerprint no commit of the registry holds, stops the
+tool with a message (commit first). tests/book/test_history.py checks the file against git where
+the history is there. Run it after any commit of the registry or of the data:
+    python tools/history.py [--check]
+"""
+import json
+import pathlib
+import subprocess
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tools"))
+
+import generated  # noqa: E402  (tools/generated.py: write, or --check)
+from resdecay_lib.book import history as H  # noqa: E402
+from resdecay_lib.book import preregistration  # noqa: E402
+from resdecay_lib.book.claims import CLAIMS  # noqa: E402
+
+REGISTRY = str(preregistration.REGISTRY)
+
+
+def git(*args) -> str:
+    return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True, check=True).stdout.strip()
+
+
+def is_ancestor(a: str, b: str) -> bool:
+    return subprocess.run(["git", "merge-base", "--is-ancestor", a, b], cwd=ROOT).returncode == 0
+
+
+class HistoryError(RuntimeError):
+    """What stops the tool: a file or fingerprint no commit holds."""
+
+
+def rule_commits(registry: dict) -> dict:
+    """{claim id: {fingerprint, commit, committed}}: the first registry commit holding each
+    claim's current fingerprint."""
+    versions = [line.split() for line in git("log", "--format=%H %cI", "--", REGISTRY).splitlines()][::-1]
+    current = {k: v["fingerprint"] for k, v in registry["claims"].items()}
+    out = {}
+    for sha, when in versions:
+        try:
+            held = json.loads(git("show", f"{sha}:{REGISTRY}")).get("claims", {})
+        except (subprocess.CalledProcessError, json.JSONDecodeError):
+            continue                        # a commit that deleted or broke the file holds nothing
+        for cid, fp in current.items():
+            if cid not in out and isinstance(held.get(cid), dict) and held[cid].get("fingerprint") == fp:
+                out[cid] = {"fingerprint": fp, "commit": sha, "committed": when}
+    missing = sorted(set(current) - set(out))
+    if missing:
+        raise HistoryError(f"no commit of {REGISTRY} holds the current fingerprint of {', '.join(missing)}: "
+                           f"commit the registry, then run python tools/history.py")
+    return dict(sorted(out.items()))
+
+
+def datum(path: str, marks) -> dict:
+    """When ``path`` was first added, how often it changed since, and which of ``marks`` (rule
+    and prediction commits) its first commit descends from."""
+    log = git("log", "--follow", "--format=%H %cI", "--", path).splitlines()
+    added = git("log", "--follow", "--diff-filter=A", "--format=%H %cI", "--", path).splitlines()
+    if not added:
+        raise HistoryError(f"{path} is not committed: commit it, then run python tools/history.py")
+    sha, when = added[-1].split()
+    later = [line.split() for line in log if line.split()[0] != sha]
+    return {"commit": sha, "committed": when, "n_changed_since": len(later),
+            "last_changed": later[0][0] if later else None,
+            "after": sorted(m for m in marks if m != sha and is_ancestor(m, sha))}
+
+
+def build() -> dict:
+    registry = preregistration.read_registry(ROOT)
+    rules = rule_commits(registry)
+    paths = H.stored_paths(ROOT, registry)
+    predictions = {p for c in CLAIMS for p in H.data_paths(c, registry, paths, None, H.PREDICTIONS)}
+    marks = {v["commit"] for v in rules.values()}
+    firsts = {p: git("log", "--follow", "--diff-filter=A", "--format=%H", "--", p).splitlines() for p in predictions}
+    marks |= {f[-1] for f in firsts.values() if f}
+    return {"what": "when each claim's rule was registered (the first commit of results/preregistration.json "
+                    "holding its current fingerprint) and when each stored datum its evidence reads was first "
+                    "added; written by tools/history.py from git, read by resdecay_lib.book.history",
+            "registry": REGISTRY, "rules": rules, "data": {p: datum(p, marks) for p in paths}}
+
+
+def main(argv=None) -> int:
+    check = generated.wants_check(argv, __doc__)
+    try:
+        out = build()
+    except HistoryError as exc:
+        print(exc, file=sys.stderr)
+        return 1
+    path = ROOT / H.HISTORY
+    return generated.write_or_check(path, json.dumps(out, indent=1) + "\n", check=check,
+                                    wrote=f"{H.HISTORY}: {len(out['rules'])} rules, {len(out['data'])} data",
+                                    stale=f"{H.HISTORY} is stale: run python tools/history.py")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
