@@ -239,6 +239,8 @@ def _index(filename: str) -> dict:
                 if isinstance(t, ast.Name):
                     assigned[t.id] = node.value
         out["assigned"] = assigned
+        # names some function of the module rebinds (``global _POOL``): state, not constants
+        out["state"] = frozenset(n for node in ast.walk(tree) if isinstance(node, ast.Global) for n in node.names)
         _INDEX[filename] = out
     return _INDEX[filename]
 
@@ -420,6 +422,15 @@ def _is_registry(module: str, name: str, value) -> bool:
     return size is not None and size != len(value)
 
 
+def _is_state(module: str, name: str) -> bool:
+    """Whether module-level ``name`` of ``module`` is state that a function of the module rebinds
+    at run time (``global _POOL``: a pool made on first use). Its value depends on what ran
+    before (a test that used the pool, a chapter that did not), so a fingerprint reads its name
+    only, never its value."""
+    filename = getattr(sys.modules.get(module), "__file__", None)
+    return bool(filename) and name in _index(filename)["state"]
+
+
 def _external(value) -> str | None:
     """The dotted name of a value from outside the library (numpy, scipy, torch, the standard
     library): its module's name, or its defining module and qualified name."""
@@ -497,6 +508,9 @@ class _Closure:
         def read(text, value, module=obj.__module__, name=None):
             if _is_registry(module, text if name is None else name, value):
                 parts.append(f"{text}=registry")
+                return
+            if _is_state(module, text if name is None else name):
+                parts.append(f"{text}=state")
                 return
             const = _value_text(value)
             if const is not None:

@@ -132,6 +132,17 @@ def test_a_changed_nan_rule_of_claim_verdict_changes_every_claim(monkeypatch, be
     assert _changed(before, P.fingerprints()) == ALL_CLAIMS
 
 
+def test_state_a_function_rebinds_at_run_time_leaves_every_fingerprint(monkeypatch, before):
+    """hooks._POOL is None until the banded capture first runs, then a thread pool: a test or a
+    chapter that used it must not move a fingerprint (a CI run found 17 moved after the unit tests)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from resdecay_lib.nn import hooks
+    with ThreadPoolExecutor(1) as pool:
+        monkeypatch.setattr(hooks, "_POOL", pool)
+        assert _changed(before, P.fingerprints()) == set()
+
+
 def test_the_claims_closures_resolve_everything_they_name():
     assert P.unresolved() == []
 
