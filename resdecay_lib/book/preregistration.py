@@ -38,9 +38,11 @@ optional evidence names and its rule's own :func:`fingerprint`. What a part is:
 * anything outside the library (NumPy, SciPy, torch, the standard library) by its dotted name
   only (``np=ext numpy``, ``t_quantile=ext scipy...``): its numerics are its own, pinned by the
   requirements, and reading them would tie a fingerprint to an installed version's internals;
-* a registry that other code fills at run time (``checks.DECLARED``: written ``{}``, holding
-  every ``@accepts`` function imported so far) by the word ``registry``: what it holds depends on
-  what was imported, not on what a function computes.
+* a dict, list or set written as a display (``COSTS = {...}``, ``checks.DECLARED = {}``,
+  ``_CORPUS_CACHE = {}``) as the source writes it, never as it holds now: a registry filled at
+  import and a cache filled at run time hold what has run, not what a function computes; the
+  library code a display names (``ARCHS``) is followed when the value holds just what it writes;
+* a module-level name some function of its module rebinds (``global _POOL``) by its name only.
 
 Blind spots, by construction: a call through an object whose class is never named or
 constructed in the closure (an instance returned by an outside library), ``getattr`` by a
@@ -403,23 +405,22 @@ def _code_objects(value, depth: int = 0) -> list:
     return [type(value)] if _in_lib(type(value)) else []
 
 
-def _is_registry(module: str, name: str, value) -> bool:
-    """Whether module-level ``name`` of ``module`` is a registry that other code fills at run
-    time (``checks.DECLARED = {}``, filled by every ``@accepts``): a dict, list or set written as a
-    display with another number of entries than it holds now. A registry's entries are what was
-    imported, not what a function computes, so a fingerprint reads none of them."""
+def _display(module: str, name: str, value):
+    """The source's display of module-level ``name`` of ``module`` when its value is a dict, list
+    or set written as one (``COSTS = {...}``, ``checks.DECLARED = {}``), else None. Such a value is
+    read as the source writes it, never as it holds now: a registry that other code fills at
+    import (``DECLARED``, filled by every ``@accepts``) or a cache filled at run time
+    (``_CORPUS_CACHE = {}``, filled by the first ``load_corpus``) holds what has run, which is not
+    what a function computes (a CI run found fingerprints that moved with the tests run before)."""
     if not isinstance(value, (dict, list, set)):
-        return False
-    node = None
+        return None
     for mod in [sys.modules.get(module)] + [m for k, m in sorted(sys.modules.items()) if _in_lib(m)]:
         filename = getattr(mod, "__file__", None)   # where it is assigned, if imported (from m import X)
         if filename and getattr(mod, name, None) is value:
             node = _index(filename)["assigned"].get(name)
             if node is not None:
-                break
-    size = (len(node.keys) if isinstance(node, ast.Dict) else
-            len(node.elts) if isinstance(node, (ast.List, ast.Set)) else None)
-    return size is not None and size != len(value)
+                return node if isinstance(node, (ast.Dict, ast.List, ast.Set)) else None
+    return None
 
 
 def _is_state(module: str, name: str) -> bool:
@@ -506,8 +507,12 @@ class _Closure:
                             local[target.id] = value
 
         def read(text, value, module=obj.__module__, name=None):
-            if _is_registry(module, text if name is None else name, value):
-                parts.append(f"{text}=registry")
+            shown = _display(module, text if name is None else name, value)
+            if shown is not None:
+                parts.append(f"{text}=display {ast.dump(shown)}")
+                written = len(shown.keys) if isinstance(shown, ast.Dict) else len(shown.elts)
+                if written == len(value):       # it holds what the source writes: follow its code
+                    refs.extend(_code_objects(value))   # (a registry of classes, ARCHS)
                 return
             if _is_state(module, text if name is None else name):
                 parts.append(f"{text}=state")
