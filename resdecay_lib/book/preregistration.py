@@ -38,11 +38,13 @@ optional evidence names and its rule's own :func:`fingerprint`. What a part is:
 * anything outside the library (NumPy, SciPy, torch, the standard library) by its dotted name
   only (``np=ext numpy``, ``t_quantile=ext scipy...``): its numerics are its own, pinned by the
   requirements, and reading them would tie a fingerprint to an installed version's internals;
-* a dict, list or set written as a display (``COSTS = {...}``, ``checks.DECLARED = {}``,
-  ``_CORPUS_CACHE = {}``) as the source writes it, never as it holds now: a registry filled at
-  import and a cache filled at run time hold what has run, not what a function computes; the
-  library code a display names (``ARCHS``) is followed when the value holds just what it writes;
-* a module-level name some function of its module rebinds (``global _POOL``) by its name only.
+* a registry that other code fills at run time (``checks.DECLARED``: written ``{}``, holding
+  every ``@accepts`` function imported so far) by the word ``registry``: what it holds depends on
+  what was imported, not on what a function computes;
+* module-level state by its name only: a name some function of its module rebinds (``global
+  _POOL``: a pool made on first use) or changes in place (``_CORPUS_CACHE[key] = ...``, or
+  ``.append``, ``.update``, ...: a cache filled by the first call); its value depends on what
+  ran before, and a CI run found fingerprints that moved with the tests run before them.
 
 Blind spots, by construction: a call through an object whose class is never named or
 constructed in the closure (an instance returned by an outside library), ``getattr`` by a
@@ -211,6 +213,11 @@ _TREES: dict = {}
 _INDEX: dict = {}
 
 
+#: the methods that change a dict, list or set in place
+_MUTATORS = frozenset({"append", "extend", "insert", "remove", "pop", "popitem", "clear", "update", "setdefault",
+                       "add", "discard", "sort", "reverse"})
+
+
 def _index(filename: str) -> dict:
     """Every function and class of the source file ``filename``, by the line its code starts on
     (its first decorator's, as ``co_firstlineno``) and by qualified name: one parse a file,
@@ -241,8 +248,22 @@ def _index(filename: str) -> dict:
                 if isinstance(t, ast.Name):
                     assigned[t.id] = node.value
         out["assigned"] = assigned
-        # names some function of the module rebinds (``global _POOL``): state, not constants
-        out["state"] = frozenset(n for node in ast.walk(tree) if isinstance(node, ast.Global) for n in node.names)
+        # names some function of the module rebinds (``global _POOL``) or changes in place
+        # (``_CORPUS_CACHE[key] = ...``, ``.append``, ``.update``, ...): state, not constants
+        state = set()
+        for fn in ast.walk(tree):
+            if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            for node in ast.walk(fn):
+                if isinstance(node, ast.Global):
+                    state.update(node.names)
+                elif isinstance(node, ast.Subscript) and isinstance(node.ctx, (ast.Store, ast.Del)) \
+                        and isinstance(node.value, ast.Name):
+                    state.add(node.value.id)
+                elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                        and node.func.attr in _MUTATORS and isinstance(node.func.value, ast.Name):
+                    state.add(node.func.value.id)
+        out["state"] = frozenset(state)
         _INDEX[filename] = out
     return _INDEX[filename]
 
@@ -405,29 +426,32 @@ def _code_objects(value, depth: int = 0) -> list:
     return [type(value)] if _in_lib(type(value)) else []
 
 
-def _display(module: str, name: str, value):
-    """The source's display of module-level ``name`` of ``module`` when its value is a dict, list
-    or set written as one (``COSTS = {...}``, ``checks.DECLARED = {}``), else None. Such a value is
-    read as the source writes it, never as it holds now: a registry that other code fills at
-    import (``DECLARED``, filled by every ``@accepts``) or a cache filled at run time
-    (``_CORPUS_CACHE = {}``, filled by the first ``load_corpus``) holds what has run, which is not
-    what a function computes (a CI run found fingerprints that moved with the tests run before)."""
+def _is_registry(module: str, name: str, value) -> bool:
+    """Whether module-level ``name`` of ``module`` is a registry that other code fills at run
+    time (``checks.DECLARED = {}``, filled by every ``@accepts``): a dict, list or set written as a
+    display with another number of entries than it holds now. A registry's entries are what was
+    imported, not what a function computes, so a fingerprint reads none of them."""
     if not isinstance(value, (dict, list, set)):
-        return None
+        return False
+    node = None
     for mod in [sys.modules.get(module)] + [m for k, m in sorted(sys.modules.items()) if _in_lib(m)]:
         filename = getattr(mod, "__file__", None)   # where it is assigned, if imported (from m import X)
         if filename and getattr(mod, name, None) is value:
             node = _index(filename)["assigned"].get(name)
             if node is not None:
-                return node if isinstance(node, (ast.Dict, ast.List, ast.Set)) else None
-    return None
+                break
+    size = (len(node.keys) if isinstance(node, ast.Dict) else
+            len(node.elts) if isinstance(node, (ast.List, ast.Set)) else None)
+    return size is not None and size != len(value)
 
 
 def _is_state(module: str, name: str) -> bool:
     """Whether module-level ``name`` of ``module`` is state that a function of the module rebinds
-    at run time (``global _POOL``: a pool made on first use). Its value depends on what ran
-    before (a test that used the pool, a chapter that did not), so a fingerprint reads its name
-    only, never its value."""
+    (``global _POOL``: a pool made on first use) or changes in place (``_CORPUS_CACHE[key] =``,
+    ``DECLARED[...] =``, ``.append``, ``.update``, ...). Its value depends on what ran before (a
+    test that used the pool or loaded the corpus, a chapter that did not), so a fingerprint reads
+    its name only, never its value. Today: ``nn.hooks._POOL``, ``training.data._CORPUS_CACHE``,
+    ``checks.DECLARED``, ``book.evidence.DECLARED`` (and this module's own caches)."""
     filename = getattr(sys.modules.get(module), "__file__", None)
     return bool(filename) and name in _index(filename)["state"]
 
@@ -507,15 +531,11 @@ class _Closure:
                             local[target.id] = value
 
         def read(text, value, module=obj.__module__, name=None):
-            shown = _display(module, text if name is None else name, value)
-            if shown is not None:
-                parts.append(f"{text}=display {ast.dump(shown)}")
-                written = len(shown.keys) if isinstance(shown, ast.Dict) else len(shown.elts)
-                if written == len(value):       # it holds what the source writes: follow its code
-                    refs.extend(_code_objects(value))   # (a registry of classes, ARCHS)
-                return
             if _is_state(module, text if name is None else name):
                 parts.append(f"{text}=state")
+                return
+            if _is_registry(module, text if name is None else name, value):
+                parts.append(f"{text}=registry")
                 return
             const = _value_text(value)
             if const is not None:
