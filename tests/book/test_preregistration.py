@@ -151,6 +151,13 @@ def test_a_cache_filled_at_run_time_leaves_every_fingerprint(monkeypatch, before
     assert _changed(before, P.fingerprints()) == set()
 
 
+def test_a_checkout_elsewhere_has_the_same_fingerprints(monkeypatch, before):
+    """training.store reads its __file__: a clone in another folder must give the registry's fingerprints."""
+    from resdecay_lib.training import store
+    monkeypatch.setattr(store, "__file__", "/somewhere/else/resdecay_lib/training/store.py")
+    assert _changed(before, P.fingerprints()) == set()
+
+
 def test_the_claims_closures_resolve_everything_they_name():
     assert P.unresolved() == []
 
