@@ -31,7 +31,7 @@ from .training_analysis import (StoredSweep, TooFewSeeds, check_cell, check_excl
 
 __all__ = ["ablation", "ablation_trend", "loss_at_flops", "ladder_steps", "depth_law", "depth_law_over_seeds",
            "ablation_halves", "DepthLadder", "depth_ladder", "paired_gap", "depth_slope", "equal_depth_gap",
-           "gain_per_doubling", "DepthGap", "gaps_by_depth", "CostOnset", "ONSET_READINGS", "cost_onset"]
+           "gain_per_doubling", "DepthGap", "gaps_by_depth", "cost_onset", "gap_growth"]
 
 
 def ablation(r: dict) -> tuple[np.ndarray, np.ndarray]:
@@ -375,49 +375,52 @@ def gaps_by_depth(runs: Mapping, arch: str = "resi_dual", against: str = "pre_ln
     return out
 
 
-@dataclass(frozen=True)
-class CostOnset:
-    """Where the decay starts to cost accuracy (:func:`cost_onset`): ``depth`` the onset (None
-    when none can be named), ``reading`` one of :data:`ONSET_READINGS`, ``undecided`` the depths
-    whose interval meets ``margin`` or is missing, ``margin`` the margin read."""
-    depth: int | None
-    reading: str
-    undecided: tuple
-    margin: float
+def _paired_losses(runs: Mapping, arch: str, against: str) -> dict:
+    """``{depth: {seed: {placement: final loss}}}`` of the finished runs of ``arch`` and ``against``."""
+    out = {}
+    for (a, d, s), r in runs.items():
+        if a in (arch, against) and run_status(r) == "ok":
+            out.setdefault(d, {}).setdefault(s, {})[a] = final_loss(r)
+    return out
 
 
-#: what :func:`cost_onset` can say
-ONSET_READINGS = ("costs from this depth on", "costs nothing up to the deepest depth", "cannot tell")
+def gap_growth(runs: Mapping, depths, arch: str = "resi_dual", against: str = "pre_ln", level: float = 0.95):
+    """How Pre-LN's gap to a fix grows with depth, paired by seed.
+
+    ``runs`` as in :func:`gaps_by_depth`; ``depths`` (at least two). Over the seeds s with a
+    finished run of both placements at every one of ``depths``, per seed the least-squares slope
+
+        b_s = slope of gap_s(L) = final_loss(against, L, s) - final_loss(arch, L, s) on log2 L
+
+    (nats/char per doubling of depth; > 0: the gap widens with depth, which is what the decay's
+    cost growing with depth would show), and its t interval over seeds at ``level``; None with
+    fewer than 3 such seeds."""
+    if not isinstance(runs, Mapping):
+        raise ArgumentTypeError(f"runs must be a dict {{(placement, depth, seed): result}}, got {type(runs).__name__}")
+    ds = sorted(check_int("depths[]", d, 1) for d in depths)
+    if len(set(ds)) < 2:
+        raise ValueError(f"depths must hold at least two distinct depths, got {depths!r}")
+    check_level(level)
+    paired = _paired_losses(runs, arch, against)
+    seeds = sorted(set.intersection(*(set(s for s, v in paired.get(L, {}).items() if len(v) == 2) for L in ds)))
+    if len(seeds) < 3:
+        return None
+    x = np.log2(ds)
+    xc = x - x.mean()
+    slopes = [float(np.dot(xc, [paired[L][s][against] - paired[L][s][arch] for L in ds]) / np.dot(xc, xc))
+              for s in seeds]
+    return stats.t_interval(slopes, level)
 
 
-def cost_onset(gaps, margin: float) -> CostOnset:
-    """The depth at which the decay starts to cost accuracy, from :func:`gaps_by_depth`.
-
-    With g(L) the interval of Pre-LN's gap to the fix at depth L and ``margin`` > 0 the smallest
-    gap that counts (nats/char):
-
-    * the onset is the smallest depth L* such that g(L) lies wholly above ``margin`` at L* and at
-      every deeper depth measured ("costs from this depth on");
-    * when every g(L) lies wholly below ``margin``, Pre-LN is within the margin of the fix at every
-      depth: "costs nothing up to the deepest depth" (an equivalence on the side that matters);
-    * otherwise "cannot tell", with the depths whose interval meets ``margin`` or is missing.
-
-    A depth above ``margin`` followed by a deeper one that is not does not start an onset: the
-    card's question is the depth from which it costs, and a cost that comes and goes is not one."""
+def cost_onset(gaps, margin: float) -> stats.Onset:
+    """The depth at which the decay starts to cost accuracy, from :func:`gaps_by_depth`: the
+    smallest depth from which Pre-LN's gap to the fix lies wholly above ``margin`` (nats/char)
+    at it and every deeper depth, or why none can be named
+    (:func:`resdecay_lib.stats.inference.onset`, the ledger's reading; a depth without an
+    interval is undecided)."""
     if not isinstance(gaps, (list, tuple)) or not gaps or not all(isinstance(g, DepthGap) for g in gaps):
         raise ArgumentTypeError(f"gaps must be gaps_by_depth's non-empty list of DepthGap, got {gaps!r}")
     check_real("margin", margin, 0.0, lo_open=True)
-    gaps = sorted(gaps, key=lambda g: g.depth)
-    above = [g.interval is not None and g.interval.lo > margin for g in gaps]
-    below = [g.interval is not None and g.interval.hi < margin for g in gaps]
-    undecided = tuple(g.depth for g, a, b in zip(gaps, above, below) if not (a or b))
-    onset = None
-    for i in range(len(gaps) - 1, -1, -1):               # the longest run of "above" ending at the deepest depth
-        if not above[i]:
-            break
-        onset = gaps[i].depth
-    if onset is not None:
-        return CostOnset(onset, ONSET_READINGS[0], undecided, float(margin))
-    if all(below):
-        return CostOnset(None, ONSET_READINGS[1], (), float(margin))
-    return CostOnset(None, ONSET_READINGS[2], undecided, float(margin))
+    nan = float("nan")
+    return stats.onset([g.depth for g in gaps], [g.interval.lo if g.interval else nan for g in gaps],
+                       [g.interval.hi if g.interval else nan for g in gaps], margin)

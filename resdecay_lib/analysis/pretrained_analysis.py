@@ -36,7 +36,7 @@ from ..nn import pretrained
 from ..nn import probe
 from . import training_analysis
 from ..stats import inference as stats
-from ..checks import Name, PathArg, accepts, check_in_file, check_int, one_line, path_kind, show
+from ..checks import Name, PathArg, accepts, check_in_file, check_int, check_real, one_line, path_kind, show
 from ..stats.exponents import FRONT_BLOCKS, TAIL_BLOCKS
 from ..stats.fit import loglog_slope
 
@@ -44,7 +44,7 @@ from ..stats.fit import loglog_slope
 # listed: the whole-library fuzz asks every listed function for declared domains and an example
 __all__ = ["TEXTS", "GPT2_XL_GROWTH", "ROUND_TRIPS", "STREAM_FIELDS", "book_text", "measure_model", "measure_stream",
            "store_path", "load_record", "load_records", "exponent_report", "ExponentReport",
-           "norm_growth", "K_MINS"]
+           "norm_growth", "K_MINS", "output_variance_exponent", "output_flattening"]
 
 #: the two texts of Chapter 9, by short name
 TEXTS = {"shakespeare": "Shakespeare (validation)", "pydoc": "pydoc topics"}
@@ -452,3 +452,29 @@ def output_variance_exponent(rel_update, norm, front: int | None = None, tail: i
     a = (1 - level) / 2
     lo, hi = np.quantile(boot, [a, 1 - a])
     return float(slope(np.arange(B))), float(lo), float(hi)
+
+
+def output_flattening(rel_update, norm, embedding_counted: bool, front: int | None = None, tail: int | None = None,
+                      n_boot: int = 2000, level: float = 0.95, seed: int = 0) -> tuple[float, float, float]:
+    """:func:`resdecay_lib.analysis.training_analysis.flattening` of a real model's summands, with a
+    percentile bootstrap interval over sequences: (value, lo, hi). The summands' mean square norms
+    are the embedding's, |x_1|^2, and block k's output's, |f_k|^2 = (r_k |x_k|)^2, averaged over
+    the sequences drawn; ``rel_update`` and ``norm``: per-sequence r_k and |x_k|, [B, L];
+    ``embedding_counted``: the convention the model's rho chooses."""
+    r = np.asarray(rel_update, float)
+    x = np.asarray(norm, float)
+    if r.ndim != 2 or r.shape != x.shape:
+        raise ValueError(f"rel_update and norm must be [B, L] of one shape, got {r.shape} and {x.shape}")
+    if not (np.all(np.isfinite(r)) and np.all(np.isfinite(x)) and np.all(r > 0) and np.all(x > 0)):
+        raise ValueError("rel_update and norm must be positive and finite")
+    check_int("n_boot", n_boot, 100, 1_000_000)
+    check_real("level", level, 0, 1, lo_open=True, hi_open=True)
+    B = r.shape[0]
+    summands = np.concatenate([x[:, :1] ** 2, (r * x) ** 2], axis=1)          # [B, L + 1]
+    value = lambda rows: training_analysis.flattening(summands[rows].mean(0), embedding_counted, front, tail)  # noqa: E731
+    rng = np.random.default_rng(seed)
+    boot = np.array([value(rng.integers(0, B, size=B)) for _ in range(n_boot)])
+    a = (1 - level) / 2
+    lo, hi = np.quantile(boot, [a, 1 - a])
+    return float(value(np.arange(B))), float(lo), float(hi)
+

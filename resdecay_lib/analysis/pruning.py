@@ -394,9 +394,10 @@ def reader_gains(pre) -> np.ndarray:
 
 
 def skip_half_ratio(skip: RemovalCost, front: int | None = None, n_boot: int = 2000, level: float = 0.95,
-                    seed: int = 0) -> RankCorr:
+                    seed: int = 0, last: bool = True) -> RankCorr:
     """The later half's mean skip cost over the earlier half's past the front
-    (:func:`resdecay_lib.stats.exponents.half_ratio`, the last block included in the later half), with
+    (:func:`resdecay_lib.stats.exponents.half_ratio`, the last block included in the later half;
+    ``last=False``: apart), with
     a percentile bootstrap interval over sequences (resampled with replacement, all blocks
     together). Below 1 when later blocks cost less to skip. Returned as a
     :class:`RankCorr` (``rho`` holds the ratio)."""
@@ -405,11 +406,11 @@ def skip_half_ratio(skip: RemovalCost, front: int | None = None, n_boot: int = 2
     check_int("n_boot", n_boot, 100, 1_000_000)
     check_real("level", level, 0, 1, lo_open=True, hi_open=True)
     L = len(skip.sets)
-    halves(L, front)                       # checks L against the front
+    halves(L, front, last)                 # checks L against the front
     cost = skip.increase.T                 # [B, L]
     rng = np.random.default_rng(seed)
     idx = rng.integers(0, cost.shape[0], size=(n_boot, cost.shape[0]))
-    boot = np.array([half_ratio(cost[i].mean(0), front) for i in idx])
+    boot = np.array([half_ratio(cost[i].mean(0), front, last) for i in idx])
     a = (1 - level) / 2
     lo, hi = np.quantile(boot, [a, 1 - a])
-    return RankCorr(half_ratio(cost.mean(0), front), float(lo), float(hi), float(level), n_boot)
+    return RankCorr(half_ratio(cost.mean(0), front, last), float(lo), float(hi), float(level), n_boot)

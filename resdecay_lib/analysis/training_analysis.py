@@ -803,6 +803,44 @@ def exponent_split(G, measured, embedding_counted: bool, k_min: int = 2) -> dict
             "corr_share": corr_effect / total if total != 0 else float("nan")}
 
 
+def flattening(summand_var, embedding_counted: bool, front: int | None = None, tail: int | None = None) -> float:
+    """How much the scaling of the blocks past the front flattens the decay, in exponent units.
+
+    ``summand_var``: the variances (or mean square norms: only ratios count) of the stream's
+    summands, the embedding's first and then blocks 1..L's outputs, [L + 1] (a Gram matrix's
+    diagonal). Under independence (Chapter 5, :func:`resdecay_lib.maths.beyond.omega_sq_hetero`,
+    in the convention ``embedding_counted`` chooses) the measured variances give one curve of
+    omega_k^2; the same with blocks front + 1..L - tail set to their mean variance gives another
+    (the front and the embedding as measured in both, so the front's offset of the decay,
+    omega_k^2 ~ 1/(k + k0), is common to both). The result is the first curve's power-law
+    exponent over k = front + 1..L - tail minus the second's: 0 when the blocks past the front
+    have equal variances, above 0 when their growth flattens the decay over that range. It is
+    what the card's "compensate by scaling later blocks' outputs up" would move, and only that:
+    the size of the front, and the correlations, do not enter. (Chapter 5's limit: s_k^2 = k^beta
+    gives k omega_k^2 -> beta + 1, the 1/k rate again, so a power-law scale-up flattens the decay
+    over a finite range only, by less the longer the range.) Defaults:
+    :data:`~resdecay_lib.stats.exponents.FRONT_BLOCKS`, ``TAIL_BLOCKS``."""
+    front = FRONT_BLOCKS if front is None else front
+    tail = TAIL_BLOCKS if tail is None else tail
+    _check_bool("embedding_counted", embedding_counted)
+    v = np.asarray(_check_array("summand_var", summand_var, 1, positive=True), float)
+    L = len(v) - 1
+    check_int("front", front, 0, L)
+    check_int("tail", tail, 0, L)
+    if L - front - tail < 3:
+        raise ValueError(f"the fit needs 3 blocks past the front and before the tail: L = {L}, "
+                         f"front = {front}, tail = {tail}")
+    past = slice(front + 1, L + 1 - tail)          # summand index j is block j (0: the embedding)
+    flat = v.copy()
+    flat[past] = v[past].mean()
+    first = 1 if embedding_counted else 2          # the first block whose change the curves define
+    k = np.arange(first, L + 1)
+    sel = (k > front) & (k <= L - tail)
+    exp = lambda s2: loglog_slope(k[sel], np.asarray(theory.omega_sq_hetero(s2 if embedding_counted else s2[1:]),  # noqa: E731
+                                                     float)[sel])[0]
+    return exp(v) - exp(flat)
+
+
 def block_variance_exponent(G, front: int | None = None, tail: int | None = None) -> float:
     """Slope of log s_k^2 on log k, s_k^2 = G_kk the output variance of block k, over the
     blocks past the front and before the tail, k = front + 1..L - tail (defaults
@@ -822,13 +860,52 @@ def block_variance_exponent(G, front: int | None = None, tail: int | None = None
     return loglog_slope(k[sel], s2[sel])[0]
 
 
-def theorem_half_ratio(L: int, embedding_counted: bool, front: int | None = None) -> float:
+def theorem_half_ratio(L: int, embedding_counted: bool, front: int | None = None, last: bool = True) -> float:
     """:func:`half_ratio` of the theorem's own change omega_k^2 (the exact curve in the given
-    convention): how fast later blocks' contributions vanish by the theorem's account."""
+    convention; ``last`` as in :func:`~resdecay_lib.stats.exponents.halves`): how fast later
+    blocks' contributions vanish by the theorem's account."""
     _check_bool("embedding_counted", embedding_counted)
-    late, early = halves(L, front)
+    late, early = halves(L, front, last)
     w = lambda ks: float(np.mean([float(theory.omega_sq(int(k), embedding_counted=embedding_counted)) for k in ks]))  # noqa: E731
     return w(late) / w(early)
+
+
+def merged(*sweeps: StoredSweep) -> StoredSweep:
+    """Several sweep files' stored runs read as one sweep: the runs of a grid trained in rounds
+    (``configs/train_long.toml``'s seeds 0-4, ``configs/resi_dual_L24.toml``'s deeper ResiDual
+    rung, ``configs/confirm.toml``'s seeds 5-7). Their recipe must be one: the same store
+    (``out``), ``base`` and measurement ``plan``, and the same learning rate for a placement two
+    of them train, else ValueError naming the field; the placements, each placement's depths and
+    the seeds are the union, in first-seen order (seeds sorted). :meth:`StoredSweep.cell` reads
+    every seed of the union, so a cell a round has not reached yet is one with missing runs."""
+    if not sweeps:
+        raise ValueError("merged needs at least one StoredSweep, got none")
+    for i, sw in enumerate(sweeps):
+        check_sweep(sw, f"sweeps[{i}]")
+    first = sweeps[0].spec
+    spec = {**first, "archs": [], "depths": {}, "seeds": [], "arch": {}}
+    for sw in sweeps:
+        for key in ("out", "base", "plan"):
+            if sw.spec.get(key) != first.get(key):
+                raise ValueError(f"sweeps to merge must share their {key!r}: {sweeps[0].name} has "
+                                 f"{show(first.get(key))}, {sw.name} has {show(sw.spec.get(key))}")
+        for a in sw.archs:
+            lr = sw.spec["arch"][a]
+            if a in spec["arch"] and spec["arch"][a] != lr:
+                raise ValueError(f"sweeps to merge must train {a} at one learning rate: {show(spec['arch'][a])} "
+                                 f"and {show(lr)}")
+            if a not in spec["archs"]:
+                spec["archs"].append(a)
+                spec["arch"][a] = lr
+            spec["depths"][a] = sorted(set(spec["depths"].get(a, [])) | set(sw.depths(a)))
+        spec["seeds"] = sorted(set(spec["seeds"]) | set(sw.seeds))
+    runs = {}
+    for sw in sweeps:
+        for key, r in sw.runs.items():
+            runs.setdefault(key, r)
+    names = {r["name"] for r in runs.values() if isinstance(r, Mapping) and "name" in r}
+    missing = list(dict.fromkeys(m for sw in sweeps for m in sw.missing if m not in names))
+    return StoredSweep(spec, runs, missing)
 
 
 def subset(sweep: StoredSweep, seeds) -> StoredSweep:

@@ -35,7 +35,9 @@ from . import depth_analysis, training_analysis
 from ..checks import check_items
 from ..stats import inference as stats
 
-__all__ = ["TRAINED_L", "LADDER_LR", "DEPTH_MIN", "exponent_evidence", "cost_evidence", "depth_points"]
+__all__ = ["TRAINED_L", "LADDER_LR", "DEPTH_MIN", "GAP_LEVEL", "exponent_evidence", "cost_evidence", "depth_points",
+           "resi_dual_gaps",
+           "EXPLORATORY_SWEEPS", "CONFIRMATORY_SWEEP", "load_rounds", "pending", "not_computed"]
 
 #: the depth every training claim reads: the deepest rung of the sweep's ladder
 TRAINED_L = 24
@@ -96,6 +98,7 @@ def exponent_evidence(sweep: training_analysis.StoredSweep) -> dict:
             out[e] = {"value": NAN}
         out[E.SPLIT_CORR_SHARE] = {"value": NAN, "lo": NAN, "hi": NAN}
         out[E.VAR_EXP_TOY] = {"value": NAN, "lo": NAN, "hi": NAN}
+        out[E.FLATTENING_TOY] = {"value": NAN, "lo": NAN, "hi": NAN}
         return out
     for step, exp_e, ref_e, shift_e in ((final, E.TRAINED_EXP_PRE_LN, E.TRAINED_REF_PRE_LN, E.TRAINED_FITSTART_SHIFT_PRE_LN),
                                         (0, E.INIT_EXP_TRAINEDRUNS_PRE_LN, E.INIT_REF_PRE_LN, E.INIT_FITSTART_SHIFT_PRE_LN)):
@@ -112,7 +115,45 @@ def exponent_evidence(sweep: training_analysis.StoredSweep) -> dict:
                    (E.SPLIT_EXP_MEASURED, "exp_measured")):
         out[e] = {"value": float(np.mean([s[key] for s in splits]))}
     out[E.VAR_EXP_TOY] = _iv([training_analysis.block_variance_exponent(training_analysis.gram_at(r, final)) for r in cell], 1 - 0.05 / 3)
+    out[E.FLATTENING_TOY] = _iv([training_analysis.flattening(np.diag(training_analysis.gram_at(r, final)), emb)
+                                 for r in cell], 1 - 0.05 / 3)
     return out
+
+
+#: the sweep files of the exploratory rounds (seeds 0-4: the ladder, then ResiDual's depth-24 rung,
+#: trained after the registry that declared claim-depth-cost's gaps) and of the confirmatory
+#: round (seeds 5-7, trained after the registry), under ``configs/``; one store, one recipe
+EXPLORATORY_SWEEPS = ("train_long.toml", "resi_dual_L24.toml")
+CONFIRMATORY_SWEEP = "confirm.toml"
+
+
+def load_rounds(root) -> tuple:
+    """(the exploratory rounds' runs, every round's runs) under the book's folder ``root``: the
+    sweeps :data:`EXPLORATORY_SWEEPS` merged (:func:`training_analysis.merged`), and the same
+    with :data:`CONFIRMATORY_SWEEP`. The chapters describe the first and cut the second into
+    the seed sets of ``evidence.SEED_SETS`` (:func:`training_analysis.subset`)."""
+    from pathlib import Path
+    root = Path(root)
+    exploratory = training_analysis.merged(*(training_analysis.StoredSweep.load(root / "configs" / f, root)
+                                             for f in EXPLORATORY_SWEEPS))
+    confirm = training_analysis.StoredSweep.load(root / "configs" / CONFIRMATORY_SWEEP, root)
+    return exploratory, training_analysis.merged(exploratory, confirm)
+
+
+def pending(sweep: training_analysis.StoredSweep) -> bool:
+    """Whether ``sweep`` (one seed set) has no finished Pre-LN run at :data:`TRAINED_L` yet: a
+    round that has not reached the depth every training claim reads (the confirmatory round
+    before its runs land). Its statistics are then NaN (:func:`not_computed`): the data cannot
+    tell yet. Any other sweep without those runs is refused, as the functions here say."""
+    training_analysis.check_sweep(sweep)
+    return not any(training_analysis.run_status(r) == "ok" for (a, L, _), r in sweep.runs.items()
+                   if a == "pre_ln" and L == TRAINED_L)
+
+
+def not_computed(evidence: Mapping) -> dict:
+    """``evidence`` (``{Evidence: parts}``, as the functions here return) with every part NaN:
+    the statistics of a seed set whose runs are :func:`pending`."""
+    return {e: {k: NAN for k in parts} for e, parts in evidence.items()}
 
 
 def _check_not_empty(sweep) -> None:
@@ -188,4 +229,30 @@ def cost_evidence(sweep: training_analysis.StoredSweep, deep_runs=()) -> dict:
         _, iv = depth_analysis.equal_depth_gap(sweep, a, level=level)
         out[E.VAL_LOSS_GAP[a]] = ({"value": iv.mean, "lo": iv.lo, "hi": iv.hi} if iv is not None
                                   else {"value": NAN, "lo": NAN, "hi": NAN})
+    out.update(resi_dual_gaps(sweep))
+    return out
+
+
+#: claim-depth-cost's family: the four gaps to ResiDual and their growth
+GAP_LEVEL = 1 - 0.05 / 5
+
+
+def _parts(iv) -> dict:
+    return {"value": iv.mean, "lo": iv.lo, "hi": iv.hi} if iv is not None else {"value": NAN, "lo": NAN, "hi": NAN}
+
+
+def resi_dual_gaps(sweep: training_analysis.StoredSweep) -> dict:
+    """claim-depth-cost's evidence on ``sweep`` (one seed set, every finished run): Pre-LN's final
+    loss minus ResiDual's at each depth of ``evidence.GAP_BY_DEPTH``, paired by seed
+    (:func:`~resdecay_lib.analysis.depth_analysis.gaps_by_depth`), and the gap's growth per
+    doubling over those depths (:func:`~resdecay_lib.analysis.depth_analysis.gap_growth`), each
+    a t interval over seeds at :data:`GAP_LEVEL`; NaN where fewer than three seeds have both runs
+    (a depth not yet trained, or a seed set without those runs)."""
+    training_analysis.check_sweep(sweep)
+    depths = sorted(E.GAP_BY_DEPTH)
+    runs = sweep.runs
+    shared = {L for a, L, _ in runs if a == "resi_dual"} & {L for a, L, _ in runs if a == "pre_ln"}
+    by_depth = {g.depth: g.interval for g in depth_analysis.gaps_by_depth(runs, level=GAP_LEVEL)} if shared else {}
+    out = {E.GAP_BY_DEPTH[L]: _parts(by_depth.get(L)) for L in depths}
+    out[E.GAP_GROWTH] = _parts(depth_analysis.gap_growth(runs, depths, level=GAP_LEVEL))
     return out

@@ -101,14 +101,15 @@ CLAIMS: list[Claim] = [
     Claim("claim-compensation", "Training could compensate",
           "A model could learn to compensate by scaling later blocks' outputs up.",
           (("chapters/07_training", "fig-trained-predictions"), ("chapters/09_pretrained", "fig-pretrained-growth")),
-          (E.VAR_EXP_TOY, *(E.VAR_EXP[m] for m in PRE_LN_FAMILIES)),
+          (E.FLATTENING_TOY, *(E.FLATTENING[m] for m in PRE_LN_FAMILIES)),
           rule_compensation,
           card="a model could in principle learn to compensate by scaling later blocks’ outputs up.",
-          primary="the slope of log s_k^2 (block k's output variance) on log k over k = 4..L-1 (past the "
-                  "three-block front, the last block apart), in toy Pre-LN L = 24, SmolLM2 and Qwen",
-          margin="0 (scaled up) and EXP_MARGIN = 0.1 (not scaled up by more than the exponent margin)",
+          primary="how much the measured output variances of the blocks past the three-block front flatten the "
+                  "decay: the exponent of omega_k^2 they give under independence minus the exponent the same "
+                  "blocks give at their mean variance, k = 4..L-1, in toy Pre-LN L = 24, SmolLM2 and Qwen",
+          margin="EXP_MARGIN = 0.1: compensation flattens the exponent by more than the book's exponent margin",
           family="one family of three readings (Bonferroni, 1 - 0.05/3 each)",
-          deciding=(E.VAR_EXP_TOY, E.VAR_EXP['smollm2'], E.VAR_EXP['qwen'])),
+          deciding=(E.FLATTENING_TOY, E.FLATTENING['smollm2'], E.FLATTENING['qwen'])),
     Claim("claim-idle-blocks", "Later blocks contribute a vanishing share",
           "Later Pre-LN blocks contribute a vanishing share of the stream, so deep blocks idle.",
           (("chapters/08_cost", "fig-ablation"),),
@@ -124,15 +125,15 @@ CLAIMS: list[Claim] = [
           "Deep Pre-LN blocks cannot refine the representation; the depth at which this starts to cost "
           "accuracy is the practical question the card leaves open.",
           (("chapters/08_cost", "fig-depth"),),
-          (E.DEPTH_SLOPE_PRE_LN, E.DEPTH_SLOPE_DF, *(E.VAL_LOSS_GAP[a] for a in GAP_FIXES)),
+          (*E.GAP_BY_DEPTH.values(), E.GAP_GROWTH),
           rule_depth_cost,
           card="the practical question — the depth at which it starts to cost accuracy — is not answered here.",
-          primary="the slope of the final validation loss on log2 depth over every Pre-LN run at depths >= 8 "
-                  "at the ladder's rate; then each fix minus Pre-LN at equal depths >= 8, every run",
-          margin="DEPTH_SLOPE_MARGIN = 0.01 nats/char per doubling: under the seed-to-seed spread of one "
-                 "run's final loss",
-          family="one family of four (the slope and three gaps; 1 - 0.05/4 each)",
-          deciding=(E.DEPTH_SLOPE_PRE_LN,)),
+          primary="Pre-LN's final validation loss minus ResiDual's at depths 4, 8, 16 and 24, paired by seed, "
+                  "every run; the onset, the smallest depth from which every gap lies above the margin; and the "
+                  "gap's growth, per seed its slope on log2 depth",
+          margin="DEPTH_GAP_MARGIN = 0.01 nats/char: under the seed-to-seed spread of one run's final loss",
+          family="one family of five (four gaps and the growth; 1 - 0.05/5 each)",
+          deciding=(E.GAP_BY_DEPTH[24], E.GAP_GROWTH)),
     Claim("claim-fixes-escape", "The fixes are rearrangements that escape the decay",
           "The fixes in the literature are rearrangements, not removals (Peri-LN, this paper's two streams), "
           "and they escape the decay.",
@@ -160,8 +161,8 @@ CLAIMS: list[Claim] = [
           (("chapters/09_pretrained", "tbl-pretrained-exponents"),),
           (*_SMOLLM2_READING, E.PRETRAINED_EXP["gemma3"], E.PRETRAINED_EXP["minilm"]),
           rule_pretrained,
-          card="The measurement that would settle it is cheap and nobody has published it, which is what the "
-               "promote_when asks for.",
+          card="A Pre-LN residual stream's per-layer change decays as one over root k, so deep blocks cannot "
+               "refine the representation",
           primary="SmolLM2's exponent of omega_k^2 over k = 2..30, widened by the quantisation bound and the "
                   "fit-start shift, against the theorem's over the same range and convention",
           margin="EXP_MARGIN = 0.1",
@@ -172,8 +173,8 @@ CLAIMS: list[Claim] = [
           "per-layer decay.",
           (("chapters/09_pretrained", "tbl-pretrained-exponents"),),
           _FAMILY_READING, rule_two_families,
-          card="The measurement that would settle it is cheap and nobody has published it, which is what the "
-               "promote_when asks for.",
+          card="A Pre-LN residual stream's per-layer change decays as one over root k, so deep blocks cannot "
+               "refine the representation",
           primary="each family's widened exponent against its matched reference, and its curvature drift",
           margin="EXP_MARGIN = 0.1",
           family=_TWO,
@@ -181,12 +182,14 @@ CLAIMS: list[Claim] = [
     Claim("claim-pretrained-idle", "Later blocks of real Pre-LN models idle",
           "In real Pre-LN models the later blocks are idle: skipping one costs less the deeper it is.",
           (("chapters/09_pretrained", "fig-skip-cost"),),
-          tuple(x for m in PRE_LN_FAMILIES for x in (E.HALF_RATIO[m], E.HALF_RATIO_REF[m])),
+          tuple(x for m in PRE_LN_FAMILIES for x in (E.HALF_RATIO[m], E.HALF_RATIO_REF[m], E.HALF_RATIO_NO_LAST[m],
+                                                     E.HALF_RATIO_REF_NO_LAST[m])),
           rule_pretrained_idle,
           card="What makes deep Pre-LN blocks idle is that the residual path is never renormalised, so the "
                "stream outgrows any single block’s contribution.",
           primary="per family the mean skip cost of blocks L/2+1..L (the last included) over that of blocks "
-                  "4..L/2; percentile bootstrap over sequences",
+                  "4..L/2, and of blocks L/2+1..L-1 (the last apart), declared together; percentile bootstrap "
+                  "over sequences; a verdict that depends on the last block is open and says so",
           margin="1 and the theorem's own ratio over the same blocks",
           family=_TWO,
           deciding=(E.HALF_RATIO['smollm2'], E.HALF_RATIO['qwen'])),

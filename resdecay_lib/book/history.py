@@ -67,6 +67,10 @@ _RECORD = {"smollm2": _PT + "smollm2-135m__shakespeare.json", "qwen": _PT + "qwe
            "gemma3": _PT + "gemma3-270m__shakespeare.json", "minilm": _PT + "all-minilm-l6__shakespeare.json"}
 
 
+#: claim-depth-cost's gaps: Pre-LN's and ResiDual's runs at each depth of evidence.GAP_BY_DEPTH
+_RESI_GAP = tuple(f"{_TL}{a}_L{L}_s{{seed}}.json" for a in ("resi_dual", "pre_ln") for L in sorted(E.GAP_BY_DEPTH))
+
+
 def _fix_gap(arch: str) -> tuple[str, ...]:
     """A fix's final-loss gap to Pre-LN at equal depths >= 8: both placements' runs there."""
     return tuple(f"{_TL}{a}_L{L}_s{{seed}}.json" for a in (arch, "pre_ln") for L in (8, 16, 24))
@@ -81,7 +85,7 @@ DATA: dict[str, tuple[str, ...]] = {
     **{e: _PRE24 for e in (E.TRAINED_EXP_PRE_LN, E.TRAINED_REF_PRE_LN, E.TRAINED_FITSTART_SHIFT_PRE_LN,
                            E.INIT_EXP_TRAINEDRUNS_PRE_LN, E.INIT_REF_PRE_LN, E.INIT_FITSTART_SHIFT_PRE_LN,
                            E.EXP_T_DF, E.EXP_N_SEEDS, E.SPLIT_CORR_SHARE, E.SPLIT_EXP_THEOREM, E.SPLIT_EXP_HETERO,
-                           E.SPLIT_EXP_CORR, E.SPLIT_EXP_FULL, E.SPLIT_EXP_MEASURED, E.VAR_EXP_TOY)},
+                           E.SPLIT_EXP_CORR, E.SPLIT_EXP_FULL, E.SPLIT_EXP_MEASURED, E.VAR_EXP_TOY, E.FLATTENING_TOY)},
     E.PRE_LN_WORST_LOSS_DEEP: _PRE_DEEP[:3],
     E.TRIGRAM_LOSS: (),
     # Chapter 7b: the deep runs (their positions between the predictions)
@@ -92,9 +96,11 @@ DATA: dict[str, tuple[str, ...]] = {
     E.HALF_RATIO_TOY: _PRE24, E.HALF_RATIO_REF_TOY: _PRE24,
     E.DEPTH_SLOPE_PRE_LN: _PRE_DEEP, E.DEPTH_SLOPE_DF: _PRE_DEEP,
     **{E.VAL_LOSS_GAP[a]: _fix_gap(a) for a in E.VAL_LOSS_GAP},
+    **{e: _RESI_GAP for e in (*E.GAP_BY_DEPTH.values(), E.GAP_GROWTH)},
     # Chapter 9: each model's record (the Q4_1 shift: MiniLM's and SmolLM2's)
     **{d[m]: (_RECORD[m],) for d in (E.PRETRAINED_EXP, E.PRETRAINED_REF, E.PRETRAINED_DRIFT, E.FITRANGE_SHIFT,
-                                     E.VAR_EXP, E.HALF_RATIO, E.HALF_RATIO_REF, E.METRIC_RHO_CHANGE) for m in d},
+                                     E.VAR_EXP, E.HALF_RATIO, E.HALF_RATIO_REF, E.METRIC_RHO_CHANGE, E.FLATTENING,
+                                     E.HALF_RATIO_NO_LAST, E.HALF_RATIO_REF_NO_LAST) for m in d},
     **{e: (_RECORD[m],) for (_, m), e in E.METRIC_DIFF.items()},
     E.QUANT_SHIFT: (_RECORD["minilm"], _RECORD["smollm2"]),
 }

@@ -37,14 +37,14 @@ from .claims import CLAIMS
 from .evidence import Evidence
 from .notebooks import book_notebooks, read_evidence, toc_documents
 from .render import PROMOTION, deciding_numbers, evidence_markdown, markdown_table, short_reason
-from .rules import (COMPETITORS, DEPTH_SLOPE_MARGIN, EXP_MARGIN, GAP_FIXES, PRE_LN_FAMILIES, ROUNDING,
+from .rules import (COMPETITORS, DEPTH_GAP_MARGIN, DEPTH_SLOPE_MARGIN, EXP_MARGIN, GAP_FIXES, PRE_LN_FAMILIES, ROUNDING,
                     SPLIT_BOUNDARY, TRAINED_GAP, rule_front)
 from .verdicts import MISSING, VERDICTS, Claim, Verdict
 
 __all__ = ["VERDICTS", "ROUNDING", "MISSING", "Verdict", "Claim", "CLAIMS", "PROMOTION", "read_evidence",
            "on_seed_set", "seed_based", "replication", "NO_POWER", "short_reason", "deciding_numbers",
            "book_notebooks", "toc_documents", "evaluate", "evidence_markdown", "markdown_table",
-           "EXP_MARGIN", "PRE_LN_FAMILIES", "SPLIT_BOUNDARY", "DEPTH_SLOPE_MARGIN", "TRAINED_GAP", "GAP_FIXES",
+           "EXP_MARGIN", "PRE_LN_FAMILIES", "SPLIT_BOUNDARY", "DEPTH_SLOPE_MARGIN", "DEPTH_GAP_MARGIN", "TRAINED_GAP", "GAP_FIXES",
            "COMPETITORS", "rule_front"]
 
 

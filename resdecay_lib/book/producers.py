@@ -100,6 +100,7 @@ PRODUCERS: dict[E.Evidence, str] = {
     E.SPLIT_EXP_FULL: TRAINING,
     E.SPLIT_EXP_MEASURED: TRAINING,
     E.VAR_EXP_TOY: TRAINING,
+    E.FLATTENING_TOY: TRAINING,
     E.BLOCK_CORR_MEAN_ABS: TRAINING,
     E.PRED_LOGERR_THEOREM: TRAINING,
     E.PRED_LOGERR_HETERO: TRAINING,
@@ -130,6 +131,8 @@ PRODUCERS: dict[E.Evidence, str] = {
     E.DEPTH_BEST_AT_FLOPS_PRE_LN: COST,
     E.DEPTH_ALPHA_PRE_LN: COST,
     **{e: COST for e in E.VAL_LOSS_GAP.values()},
+    **{e: COST for e in E.GAP_BY_DEPTH.values()},
+    E.GAP_GROWTH: COST,
     # Chapter 9
     **{e: PRETRAINED for e in E.PRETRAINED_EXP.values()},
     **{e: PRETRAINED for e in E.PRETRAINED_REF.values()},
@@ -144,6 +147,9 @@ PRODUCERS: dict[E.Evidence, str] = {
     **{e: PRETRAINED for e in E.VAR_EXP.values()},
     **{e: PRETRAINED for e in E.HALF_RATIO.values()},
     **{e: PRETRAINED for e in E.HALF_RATIO_REF.values()},
+    **{e: PRETRAINED for e in E.FLATTENING.values()},
+    **{e: PRETRAINED for e in E.HALF_RATIO_NO_LAST.values()},
+    **{e: PRETRAINED for e in E.HALF_RATIO_REF_NO_LAST.values()},
     E.INFLUENCE_IDENTITY_RESIDUAL: PRETRAINED,
 }
 

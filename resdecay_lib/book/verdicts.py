@@ -5,8 +5,8 @@ evidence is, the evidence it needs and the rule that decides it).
 A claim's rule sees only the evidence the claim declares (reading any other name raises
 ``KeyError``). A claim whose needed evidence the book lacks gets the reason :data:`MISSING`,
 and the test suite fails on it (``tests/book/test_evidence.py``), so a mistyped name cannot pass for
-an honest "open"; needed evidence that is NaN (a chapter could not compute it) gives ``open``,
-the data cannot tell. The rules are in :mod:`resdecay_lib.book.rules`, the claims in
+an honest "open"; evidence that is NaN (a chapter could not compute it) gives ``open``, the data
+cannot tell, when the rule's branch reads it. The rules are in :mod:`resdecay_lib.book.rules`, the claims in
 :mod:`resdecay_lib.book.claims`; the chapters (Chapter 10, the verdict) read all of it through
 :mod:`resdecay_lib.book.ledger`.
 """
@@ -21,7 +21,8 @@ from typing import Callable, Iterator, Mapping
 from ..checks import ArgumentTypeError, Real, show
 from .evidence import Evidence
 
-__all__ = ["VERDICTS", "MISSING", "Verdict", "Claim", "EvidenceMissing", "FiniteEvidence", "reads_finite_evidence"]
+__all__ = ["VERDICTS", "MISSING", "NOT_COMPUTED", "Verdict", "Claim", "EvidenceMissing", "NotComputed", "FiniteEvidence",
+           "reads_finite_evidence"]
 
 #: the only verdict words
 VERDICTS = ("holds", "holds with correction", "does not hold", "open")
@@ -88,7 +89,10 @@ class Claim:
         "evidence missing from the book: <names>" (the test suite fails on it in the book,
         ``tests/book/test_evidence.py``: open is kept for what the data cannot tell). Needed
         evidence that is NaN (a chapter glues NaN when its data cannot give the value, e.g.
-        fewer than three kept seeds): ``open``, "the data cannot tell"."""
+        fewer than three kept seeds) gives ``open``, "the data cannot tell", when the rule READS
+        it: the rule runs on the evidence, and reading a NaN value stops it there
+        (:class:`NotComputed`), so a verdict depends only on the values of the branch it takes; a
+        NaN the taken branch does not read changes nothing."""
         if not isinstance(evidence, Mapping):
             raise ArgumentTypeError(f"evidence must be a mapping {{name: number}} (read_evidence's), "
                                     f"got {type(evidence).__name__} {show(evidence)}")
@@ -100,16 +104,23 @@ class Claim:
         missing = self.missing(evidence)
         if missing:
             return Verdict("open", MISSING + _names(missing))
-        nan = [k for k in self.keys if isinstance(evidence[k], float) and math.isnan(evidence[k])]
-        if nan:
-            return Verdict("open", "the data cannot tell (the chapter could not compute "
-                                   + _names(nan) + ")")
         allowed = set(self.keys) | set(self.optional_keys)
-        return self.rule(_Allowed({k: v for k, v in evidence.items() if k in allowed}, self.id))
+        try:
+            return self.rule(_Allowed({k: v for k, v in evidence.items() if k in allowed}, self.id))
+        except NotComputed as nan:     # the branch the rule took reads a value its chapter could not compute
+            return Verdict("open", NOT_COMPUTED + str(nan.args[0]) + ")")
 
 
 #: the reason's start for a claim whose needed evidence the book lacks
 MISSING = "evidence missing from the book: "
+#: the reason's start for a verdict whose rule read a value its chapter could not compute (NaN)
+NOT_COMPUTED = "the data cannot tell (the chapter could not compute "
+
+
+class NotComputed(Exception):
+    """A rule on the ledger's path read a NaN value (its chapter could not compute it):
+    :meth:`Claim.verdict` makes the verdict ``open``, naming the value. Not a ``KeyError``, so no
+    rule's ``in`` or ``get`` can swallow it."""
 
 
 def _expand(names) -> tuple[str, ...]:
@@ -130,13 +141,19 @@ class EvidenceMissing(KeyError, ValueError):
 class _Allowed(dict):
     """The evidence a rule may read on the ledger's path (:meth:`Claim.verdict`); reading any
     other name is a bug in the claim's ``needs``/``optional`` (absent optional names read as
-    absent, ``in`` is False) and raises :class:`EvidenceMissing`. Its values are read as they
-    are (the ledger has already made needed NaN ``open``), so every verdict of the book is the
-    rule's own."""
+    absent, ``in`` is False) and raises :class:`EvidenceMissing`. Reading a NaN value raises
+    :class:`NotComputed` (the verdict is then ``open``); every other value is read as it is, so
+    every verdict of the book is the rule's own, on the values it read."""
 
     def __init__(self, data, claim_id):
         super().__init__(data)
         self.claim_id = claim_id
+
+    def __getitem__(self, key):
+        value = super().__getitem__(key)
+        if isinstance(value, float) and math.isnan(value):
+            raise NotComputed(str(key))
+        return value
 
     def __missing__(self, key):
         raise EvidenceMissing(f"{self.claim_id}'s rule reads {str(key)!r}, which is neither available nor "

@@ -103,20 +103,23 @@ def reference_exponent(k_min: int, k_max: int, embedding_counted: bool) -> float
     return loglog_slope(k, y)[0]
 
 
-def halves(L: int, front: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+def halves(L: int, front: int | None = None, last: bool = True) -> tuple[np.ndarray, np.ndarray]:
     """The blocks of the two halves the idle-block contrasts compare (1-based): the later half
-    L//2 + 1..L (the last block included) and the earlier half past the front, front + 1..L//2."""
+    L//2 + 1..L (the last block included; ``last=False``: L//2 + 1..L - 1, the last block
+    apart, as the sensitivity reading declared beside it) and the earlier half past the front,
+    front + 1..L//2."""
     front = FRONT_BLOCKS if front is None else front
-    check_int("L", L, 2 * front + 2)
-    return np.arange(L // 2 + 1, L + 1), np.arange(front + 1, L // 2 + 1)
+    check_bool("last", last)
+    check_int("L", L, 2 * front + 2 + (0 if last else 2))
+    return np.arange(L // 2 + 1, L + (1 if last else 0)), np.arange(front + 1, L // 2 + 1)
 
 
-def half_ratio(costs, front: int | None = None) -> float:
+def half_ratio(costs, front: int | None = None, last: bool = True) -> float:
     """Mean cost of the later half over the mean cost of the earlier half past the front
-    (:func:`halves`); ``costs``: [L], one per block (k = 1..L). Below 1 when later blocks
-    cost less."""
+    (:func:`halves`, ``last`` as there); ``costs``: [L], one per block (k = 1..L). Below 1 when
+    later blocks cost less."""
     c = check_array("costs", costs, 1)
-    late, early = halves(len(c), front)
+    late, early = halves(len(c), front, last)
     den = float(np.mean(np.asarray(c, float)[early - 1]))
     if not den > 0:
         raise ValueError(f"the earlier half's mean cost must be positive for a ratio, got {den}")

@@ -17,6 +17,7 @@
   same protocol as :class:`resdecay_lib.stats.fit.PowerLawFit`: ``estimate`` and ``interval``).
 * :func:`z_check` -- a family of z statistics of a Monte Carlo check against its
   Bonferroni critical value (Chapters 3 to 5).
+* :func:`onset` -- the depth from which a cost's intervals lie wholly above a margin.
 * :func:`spearman` -- Spearman's rank correlation (ties get average ranks,
   ``scipy.stats.rankdata``).
 
@@ -47,7 +48,7 @@ _REPLICATES = Array(1, 3, what="a 1-D array of at least 3 finite replicates (see
 
 __all__ = ["t_cdf", "t_quantile", "TInterval", "t_interval", "equivalent", "within_margin", "outside_margin",
            "margin_verdict", "bonferroni", "Family", "Replicates", "Hypothesis", "HypothesisResult", "run_family",
-           "family_markdown", "ZCheck", "z_check", "spearman"]
+           "family_markdown", "ZCheck", "z_check", "spearman", "ONSET_READINGS", "Onset", "onset"]
 
 
 #: degrees of freedom: from 0.1 to 1e9 (at 1e9 the t quantiles equal the normal's to 1e-9)
@@ -162,6 +163,68 @@ def margin_verdict(lo: float, hi: float, ref: float, margin: float) -> str:
     if within_margin(lo, hi, ref, margin):
         return "equivalent"
     return "not equivalent" if outside_margin(lo, hi, ref, margin) else "undetermined"
+
+
+#: what :func:`onset` can say
+ONSET_READINGS = ("costs from this depth on", "costs nothing up to the deepest depth", "cannot tell")
+
+
+@dataclass(frozen=True)
+class Onset:
+    """Where a cost starts (:func:`onset`): ``depth`` the onset (None when none can be named),
+    ``reading`` one of :data:`ONSET_READINGS`, ``undecided`` the depths whose interval meets
+    ``margin`` or is missing (NaN), ``margin`` the margin read."""
+    depth: int | None
+    reading: str
+    undecided: tuple
+    margin: float
+
+
+def onset(depths, lo, hi, margin: float) -> Onset:
+    """The depth from which a cost lies wholly above ``margin``, from one interval per depth.
+
+    ``depths`` (distinct positive ints, any order) with the ends ``lo``, ``hi`` of each depth's
+    interval of the cost (NaN ends: no interval there) and ``margin`` > 0, the smallest cost
+    that counts:
+
+    * the onset is the smallest depth L* whose interval lies wholly above ``margin`` at L* and at
+      every deeper depth ("costs from this depth on");
+    * when every interval lies wholly below ``margin``, the cost is within the margin at every
+      depth: "costs nothing up to the deepest depth" (an equivalence on the side that matters);
+    * otherwise "cannot tell", with the depths whose interval meets ``margin`` or is missing.
+
+    A depth above ``margin`` followed by a deeper one that is not starts no onset: the question is
+    the depth from which it costs, and a cost that comes and goes is not one.
+
+    >>> onset([4, 8, 16], [-0.02, 0.02, 0.03], [0.01, 0.05, 0.06], 0.01).depth
+    8
+    """
+    if isinstance(depths, (str, bytes)) or not hasattr(depths, "__len__"):
+        raise ArgumentTypeError(f"depths must be a sequence of depths (ints), got {type(depths).__name__} {show(depths)}")
+    ds = check_items("depths", depths, numbers.Integral, "a depth (a positive int)")
+    if not ds or any(isinstance(d, bool) or d < 1 for d in ds) or len(set(ds)) != len(ds):
+        raise ValueError(f"depths must be distinct positive ints, at least one, got {show(depths)}")
+    lo, hi = np.asarray(lo, float), np.asarray(hi, float)
+    if lo.shape != (len(ds),) or hi.shape != (len(ds),):
+        raise ValueError(f"lo and hi must hold one end per depth ({len(ds)}), got shapes {lo.shape} and {hi.shape}")
+    Real(0, lo_open=True).check("margin", margin)
+    order = np.argsort(ds)
+    ds = [int(ds[i]) for i in order]
+    lo, hi = lo[order], hi[order]
+    known = np.isfinite(lo) & np.isfinite(hi)
+    above = known & (lo > margin)
+    below = known & (hi < margin)
+    undecided = tuple(d for d, a, b in zip(ds, above, below) if not (a or b))
+    start = None
+    for i in range(len(ds) - 1, -1, -1):                 # the longest run of "above" ending at the deepest depth
+        if not above[i]:
+            break
+        start = ds[i]
+    if start is not None:
+        return Onset(start, ONSET_READINGS[0], undecided, float(margin))
+    if below.all():
+        return Onset(None, ONSET_READINGS[1], (), float(margin))
+    return Onset(None, ONSET_READINGS[2], undecided, float(margin))
 
 
 @accepts(alpha=_ALPHA, m=Int(1))

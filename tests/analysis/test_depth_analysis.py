@@ -155,3 +155,21 @@ def test_no_onset_when_every_gap_is_within_the_margin_and_cannot_tell_otherwise(
         depth_analysis.cost_onset([_gap(4, 0.0, 0.1)], margin=0.0)
     with pytest.raises(TypeError, match="gaps must be"):
         depth_analysis.cost_onset([(4, 0.0, 0.1)], margin=0.01)
+
+
+def test_gap_growth_is_the_per_seed_slope_of_the_gap_on_log2_depth():
+    # seed s: gap 0.01 at L = 4, widening by 0.02 * (s + 1) per doubling
+    cells = {}
+    for L, x in ((4, 0), (8, 1), (16, 2)):
+        cells[("resi_dual", L)] = [2.0, 2.0, 2.0]
+        cells[("pre_ln", L)] = [2.0 + 0.01 + 0.02 * (s + 1) * x for s in range(3)]
+    iv = depth_analysis.gap_growth(_runs(cells), [4, 8, 16], level=0.9)
+    assert iv.n == 3 and iv.mean == pytest.approx(0.04) and iv.lo < 0.04 < iv.hi
+
+
+def test_gap_growth_needs_three_seeds_with_every_depth():
+    cells = {("resi_dual", 4): [2.0, 2.0, 2.0], ("pre_ln", 4): [2.1, 2.1, 2.1],
+             ("resi_dual", 8): [2.0, 2.0], ("pre_ln", 8): [2.1, 2.1, 2.1]}
+    assert depth_analysis.gap_growth(_runs(cells), [4, 8]) is None
+    with pytest.raises(ValueError, match="at least two distinct depths"):
+        depth_analysis.gap_growth(_runs(cells), [4, 4])

@@ -138,3 +138,16 @@ def test_a_bad_stream_section_is_refused_naming_its_field(tmp_path, edit, match)
     write_json_atomic(rec, path)
     with pytest.raises(ValueError, match=match):
         pretrained_analysis.load_record(path)
+
+
+def test_output_flattening_reads_the_block_output_scales_with_a_bootstrap_over_sequences():
+    rng = np.random.default_rng(0)
+    B, L = 40, 12
+    norm = np.sqrt(np.arange(1, L + 1))[None, :] * np.exp(0.05 * rng.standard_normal((B, L)))
+    # equal output scales |f_k| = 1 for every block: nothing past the front is scaled up
+    flat = pretrained_analysis.output_flattening(1.0 / norm, norm, False, n_boot=200)
+    assert flat[0] == pytest.approx(0.0, abs=1e-9) and flat[1] <= flat[0] <= flat[2]
+    grow = pretrained_analysis.output_flattening(np.arange(1, L + 1)[None, :] / norm, norm, False, n_boot=200)
+    assert grow[1] > 0.1
+    with pytest.raises(ValueError, match="one shape"):
+        pretrained_analysis.output_flattening(np.ones((3, L)), np.ones((3, L + 1)), False)

@@ -205,3 +205,49 @@ def test_settling_rejects_steps_the_sweep_does_not_measure_and_too_few_runs():
     two = _exponent_sweep([[-0.3, -0.2], [-0.2, -0.1]], [6000, 10800])
     with pytest.raises(training_analysis.TooFewSeeds):
         training_analysis.settling(two, REF, "pre_ln", 8)
+
+
+def test_flattening_is_zero_for_equal_variances_and_reads_only_the_blocks_past_the_front():
+    L = 24
+    for emb in (True, False):
+        assert training_analysis.flattening(np.ones(L + 1), emb) == pytest.approx(0.0, abs=1e-12)
+        # a large front changes both curves alike: nothing past it is scaled
+        front = np.r_[5.0, 10.0, 5.0, 3.0, np.ones(L - 3)]
+        assert training_analysis.flattening(front, emb) == pytest.approx(0.0, abs=1e-12)
+        # growth past the front flattens the decay, more the faster it grows; shrinking steepens it
+        grow = [training_analysis.flattening(np.r_[1.0, np.arange(1, L + 1) ** b], emb) for b in (0.5, 1.0, 2.0)]
+        assert 0 < grow[0] < grow[1] < grow[2]
+        assert training_analysis.flattening(np.r_[1.0, np.arange(1, L + 1) ** -1.0], emb) < 0
+    with pytest.raises(ValueError, match="3 blocks past the front"):
+        training_analysis.flattening(np.ones(6), True)
+
+
+def test_flattening_of_a_power_law_scale_up_shrinks_with_the_range_as_chapter_5s_limit_says():
+    # s_k^2 = k: k omega_k^2 -> 2, the 1/k rate again, so the finite-range flattening falls with L
+    f = [training_analysis.flattening(np.r_[1.0, np.arange(1, L + 1, dtype=float)], False) for L in (24, 96, 384)]
+    assert f[0] > f[1] > f[2] > 0
+
+
+def _sweep_spec(seeds, archs, depths, lr=0.006, out="results/x"):
+    return {"out": out, "archs": archs, "seeds": seeds, "depths": depths, "base": {"d_model": 8},
+            "plan": {"measure_steps": [0, 200]}, "arch": {a: {"lr": lr} for a in archs}}
+
+
+def test_merged_sweeps_read_as_one_grid_and_refuse_another_recipe():
+    a = training_analysis.StoredSweep(_sweep_spec([0, 1], ["pre_ln"], {"pre_ln": [4]}),
+                                      {("pre_ln", 4, 0): {"name": "pre_ln_L4_s0"}}, ["pre_ln_L4_s1"])
+    b = training_analysis.StoredSweep(_sweep_spec([5], ["pre_ln", "resi_dual"], {"pre_ln": [4, 8], "resi_dual": [4]}),
+                                      {("pre_ln", 4, 5): {"name": "pre_ln_L4_s5"}}, ["resi_dual_L4_s5"])
+    m = training_analysis.merged(a, b)
+    assert m.seeds == [0, 1, 5] and m.archs == ["pre_ln", "resi_dual"]
+    assert m.depths("pre_ln") == [4, 8] and m.depths("resi_dual") == [4]
+    assert set(m.runs) == {("pre_ln", 4, 0), ("pre_ln", 4, 5)} and m.missing == ["pre_ln_L4_s1", "resi_dual_L4_s5"]
+    assert training_analysis.subset(m, [5]).runs == {("pre_ln", 4, 5): {"name": "pre_ln_L4_s5"}}
+    other = training_analysis.StoredSweep(_sweep_spec([2], ["pre_ln"], {"pre_ln": [4]}, lr=0.012), {})
+    with pytest.raises(ValueError, match="one learning rate"):
+        training_analysis.merged(a, other)
+    elsewhere = training_analysis.StoredSweep(_sweep_spec([2], ["pre_ln"], {"pre_ln": [4]}, out="results/y"), {})
+    with pytest.raises(ValueError, match="share their 'out'"):
+        training_analysis.merged(a, elsewhere)
+    with pytest.raises(ValueError, match="at least one"):
+        training_analysis.merged()

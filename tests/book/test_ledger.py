@@ -128,17 +128,19 @@ def test_init_vs_training_is_open_while_a_deep_pre_ln_run_does_not_beat_the_trig
 
 
 def _compensation(toy=(0.3, -0.4, 1.0), smol=(0.05, -0.05, 0.09), qwen=(0.0, -0.08, 0.08)):
-    return {**_exp("ev_var_exp_toy", *toy), **_exp("ev_var_exp_smollm2", *smol), **_exp("ev_var_exp_qwen", *qwen)}
+    return {**_exp("ev_flattening_toy", *toy), **_exp("ev_flattening_smollm2", *smol),
+            **_exp("ev_flattening_qwen", *qwen)}
 
 
-def test_compensation_reads_the_output_scale_slope_in_three_families():
+def test_compensation_reads_how_much_the_output_scales_flatten_the_decay_in_three_families():
     v = lambda ev: BY_ID["claim-compensation"].verdict(ev).word  # noqa: E731
     assert v(_compensation()) == "open"                                   # the toy interval reaches above 0.1
-    assert v(_compensation(toy=(0.0, -0.05, 0.05))) == "does not hold"     # nobody scales up by more than 0.1
+    assert v(_compensation(toy=(0.0, -0.05, 0.05))) == "does not hold"     # nobody flattens it by more than 0.1
     up = _compensation(qwen=(1.6, 1.5, 1.7))
     assert v(up) == "holds" and "qwen" in BY_ID["claim-compensation"].verdict(up).reason
-    assert v(_compensation(toy=(0.3, 0.05, 0.6))) == "holds"              # one family is enough
-    # a slope of s_k^2 below 0 (later outputs shrink) is the opposite of compensation
+    assert v(_compensation(toy=(0.3, 0.15, 0.6))) == "holds"              # one family is enough
+    assert v(_compensation(toy=(0.3, 0.05, 0.6))) == "open"               # above 0, not above the margin
+    # a steeper decay (later outputs shrink) is the opposite of compensation
     assert v(_compensation(toy=(-0.3, -0.5, -0.1))) == "does not hold"
 
 
@@ -149,17 +151,15 @@ def test_idle_blocks_and_depth_cost_can_each_come_out_every_way():
     assert v("claim-idle-blocks", {**idle, **_exp("ev_half_ratio_toy", 0.6, 0.5, 0.8)}) == "holds with correction"
     assert v("claim-idle-blocks", {**idle, **_exp("ev_half_ratio_toy", 1.3, 1.1, 1.5)}) == "does not hold"
     assert v("claim-idle-blocks", {**idle, **_exp("ev_half_ratio_toy", 1.0, 0.5, 1.8)}) == "open"
-    gaps = {k: v_ for g in ("peri_ln", "resi_dual", "ln_scaling")
-            for k, v_ in _exp(f"ev_val_loss_gap_{g}", 0.05, 0.01, 0.09).items()}
-    flat = {**gaps, **_exp("ev_depth_slope_pre_ln", 0.0, -0.005, 0.005), "ev_depth_slope_pre_ln_se": 0.002,
-            "ev_depth_slope_df": 20.0}
-    assert v("claim-depth-cost", flat) == "holds with correction"                    # stopped paying, no fix better
-    assert v("claim-depth-cost", {**flat, **_exp("ev_val_loss_gap_resi_dual", -0.05, -0.09, -0.01)}) == "holds"
-    pays = {**flat, **_exp("ev_depth_slope_pre_ln", -0.03, -0.05, -0.015)}
-    assert v("claim-depth-cost", pays) == "does not hold"                           # depth still pays
-    assert v("claim-depth-cost", {**flat, **_exp("ev_depth_slope_pre_ln", -0.03, -0.054, -0.006)}) == "open"
-    # the margin is one hundredth of a nat per doubling: a gain that small counts as stopped
-    assert v("claim-depth-cost", {**flat, **_exp("ev_depth_slope_pre_ln", -0.005, -0.009, -0.001)}) == "holds with correction"
+    # depth-cost: Pre-LN minus ResiDual at 4, 8, 16, 24 and the gap's growth (tests/book/test_rule_branches.py
+    # reads each branch); the same gaps with a growing or flat gap, and gaps within the margin
+    gaps = {k: v_ for L in (4, 8, 16, 24) for k, v_ in _exp(f"ev_gap_resi_dual_L{L}", 0.05, 0.02, 0.09).items()}
+    assert v("claim-depth-cost", {**gaps, **_exp("ev_gap_growth_resi_dual", 0.02, 0.01, 0.03)}) == "holds"
+    assert v("claim-depth-cost", {**gaps, **_exp("ev_gap_growth_resi_dual", 0.0, -0.01, 0.01)}) == "holds with correction"
+    within = {k: v_ for L in (4, 8, 16, 24) for k, v_ in _exp(f"ev_gap_resi_dual_L{L}", 0.0, -0.009, 0.009).items()}
+    assert v("claim-depth-cost", {**within, **_exp("ev_gap_growth_resi_dual", 0.0, -0.01, 0.01)}) == "does not hold"
+    assert v("claim-depth-cost", {**within, **_exp("ev_gap_resi_dual_L24", 0.0, -0.01, 0.05),
+                                  **_exp("ev_gap_growth_resi_dual", 0.0, -0.01, 0.01)}) == "open"
 
 
 def test_independence_reads_the_correlations_share_of_the_exponent_shift_against_one_half():
@@ -317,9 +317,14 @@ def test_two_families_is_an_equivalence_in_both_and_fails_on_either():
     assert "qwen" in BY_ID["claim-two-families"].verdict(far).reason
 
 
-def _idle(smol=(0.2, 0.15, 0.3), qwen=(0.2, 0.15, 0.3), ref=0.39):
+def _idle(smol=(0.2, 0.15, 0.3), qwen=(0.2, 0.15, 0.3), ref=0.39, no_last=None):
+    """The two readings of claim-pretrained-idle; ``no_last`` (smol, qwen) without the last block,
+    by default the same intervals as with it."""
+    ns, nq = no_last or (smol, qwen)
     return {**_exp("ev_half_ratio_smollm2", *smol), **_exp("ev_half_ratio_qwen", *qwen),
-            "ev_half_ratio_ref_smollm2": ref - 0.03, "ev_half_ratio_ref_qwen": ref}
+            "ev_half_ratio_ref_smollm2": ref - 0.03, "ev_half_ratio_ref_qwen": ref,
+            **_exp("ev_half_ratio_no_last_smollm2", *ns), **_exp("ev_half_ratio_no_last_qwen", *nq),
+            "ev_half_ratio_ref_no_last_smollm2": ref - 0.03, "ev_half_ratio_ref_no_last_qwen": ref}
 
 
 def test_pretrained_idle_blocks_can_come_out_every_way():
@@ -328,6 +333,9 @@ def test_pretrained_idle_blocks_can_come_out_every_way():
     assert v(_idle(qwen=(0.6, 0.5, 0.8))) == "holds with correction"
     assert v(_idle(qwen=(1.0, 0.6, 1.4))) == "open"
     assert v(_idle(qwen=(2.0, 1.6, 2.9))) == "does not hold"       # a later half that costs more: SmolLM2's U
+    # with the last block the later half costs more; without it, less: the verdict depends on it
+    u = _idle(smol=(1.2, 1.1, 1.3), qwen=(2.0, 1.6, 2.9), no_last=((0.7, 0.6, 0.8), (0.7, 0.6, 0.8)))
+    assert v(u) == "open" and "depends on the last block" in BY_ID["claim-pretrained-idle"].verdict(u).reason
 
 
 def _metric(diff=(0.0, -0.05, 0.05), rho=(0.8, 0.6, 0.9)):

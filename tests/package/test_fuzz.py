@@ -75,7 +75,9 @@ NO_DOMAIN = {
     # pretrained_analysis: this change touched only store_path and the depth-cost command
     **{f: "pretrained_analysis' analysis and store readers: not declared yet" for f in (
         "book_text", "measure_model", "measure_stream", "exponent_report", "ExponentReport",
-        "norm_growth")},
+        "norm_growth", "output_variance_exponent", "output_flattening")},
+    "Onset": "a result record",
+    "onset": "checks its depths and its one interval per depth inline (NaN ends: no interval there)",
 }
 
 # ----------------------------------------------------------------------------- valid arguments

@@ -20,3 +20,11 @@ def test_rho_and_the_convention_it_chooses():
     G = np.diag([1.0, 1.0, 1.0, 1.0])
     assert rho(G) == 1.0 and convention(1.0)
     assert not convention(rho(np.diag([0.01, 1.0, 1.0])))
+
+
+def test_half_ratio_without_the_last_block_leaves_it_out_of_the_later_half():
+    from resdecay_lib.stats.exponents import half_ratio, halves
+    late, early = halves(12, last=False)
+    assert list(late) == [7, 8, 9, 10, 11] and list(early) == [4, 5, 6]
+    costs = np.r_[np.ones(11), 100.0]
+    assert half_ratio(costs, last=False) == pytest.approx(1.0) and half_ratio(costs) > 10

@@ -150,3 +150,19 @@ def test_above_a_number_is_read_from_the_difference_interval():
     res = stats.run_family([stats.Hypothesis("gain", "above", stats.Replicates([1.9, 2.0, 2.1]), 0.0),
                             stats.Hypothesis("no gain", "above", stats.Replicates([-1.0, 0.5, 2.0]), 0.0)])
     assert [r.shown for r in res] == [True, False] and res[0].ref_text == "0.000"
+
+
+def test_onset_reads_nan_ends_as_undecided_and_sorts_the_depths():
+    from resdecay_lib.stats.inference import ONSET_READINGS, onset
+    o = onset([16, 4, 8], [0.02, -0.02, 0.03], [0.05, 0.0, 0.06], 0.01)
+    assert (o.depth, o.reading, o.undecided) == (8, ONSET_READINGS[0], ())
+    nan = float("nan")
+    o = onset([4, 8], [-0.03, nan], [0.0, nan], 0.01)
+    assert o.depth is None and o.reading == ONSET_READINGS[2] and o.undecided == (8,)
+    assert onset([4, 8], [-0.03, -0.02], [0.0, 0.005], 0.01).reading == ONSET_READINGS[1]
+    with pytest.raises(ValueError, match="distinct positive ints"):
+        onset([4, 4], [0.0, 0.0], [0.1, 0.1], 0.01)
+    with pytest.raises(ValueError, match="one end per depth"):
+        onset([4, 8], [0.0], [0.1, 0.1], 0.01)
+    with pytest.raises(ValueError, match="margin"):
+        onset([4], [0.0], [0.1], 0.0)

@@ -49,7 +49,8 @@ from ...training.weights import load_weights, weights_path
 from .. import depth_analysis, recheck, training_analysis, training_claims
 
 __all__ = ["CostResult", "SeedSetEvidence", "Reproduction", "chapter", "reproduce", "depth_slope_words",
-           "depth_verdict_words", "depth_set_words", "alpha_vs_liu_words", "gap_words", "listed_words",
+           "depth_verdict_words", "depth_set_words", "alpha_vs_liu_words", "liu_fit_words", "onset_words", "gap_words",
+           "listed_words", "LIU_ALPHA_FIT", "LADDER_DEPTHS",
            "ABLATION_LEVEL", "GAP_LEVEL", "FLOPS_DEPTH", "DEEP_DEPTHS", "Z_MAX"]
 
 #: the level of the descriptive intervals of the ablation trend, one per placement (no ledger
@@ -65,6 +66,12 @@ DEEP_DEPTHS = (48, 96)
 Z_MAX = 3.0
 #: the theorem's alpha of the depth law (Liu et al.: the depth term falls like 1/l)
 LIU_ALPHA = 1.0
+#: Liu et al. 2026's fitted alpha of the depth term and its standard error, across the Chinchilla
+#: sizes (liuyz0/DepthScaling, Scaling/fit-8.ipynb): the field's number beside the book's
+LIU_ALPHA_FIT = (1.07, 0.24)
+#: the rungs of Pre-LN's depth ladder, the deeper sweeps' included: each gain per doubling is paired
+#: over the seeds both depths have, one family over the rungs (Bonferroni)
+LADDER_DEPTHS = (2, 4, 8, 16, 24, 48, 96)
 
 
 # ----------------------------------------------------------------------------- wording
@@ -116,6 +123,37 @@ def alpha_vs_liu_words(lo: float, hi: float) -> Words:
     if lo <= LIU_ALPHA <= hi:
         return Words("contains 1 and excludes 0")
     return Words(f"excludes 1: the depth term falls {'slower' if hi < LIU_ALPHA else 'faster'} than Liu et al.'s")
+
+
+def liu_fit_words(lo: float, hi: float) -> Words:
+    """The depth law's alpha interval [lo, hi] beside Liu et al.'s fitted alpha (mean +- 2 se of
+    :data:`LIU_ALPHA_FIT`): whether the two overlap."""
+    if not math.isfinite(lo):
+        return Words("no interval to set beside it")
+    m, se = LIU_ALPHA_FIT
+    a, b = m - 2 * se, m + 2 * se
+    if hi < a:
+        return Words(f"lies wholly below theirs ({a:.2f} to {b:.2f}, two standard errors): the toy ladder's depth term "
+                     "falls more slowly than the field's")
+    if lo > b:
+        return Words(f"lies wholly above theirs ({a:.2f} to {b:.2f}, two standard errors)")
+    return Words(f"overlaps theirs ({a:.2f} to {b:.2f}, two standard errors)")
+
+
+def onset_words(onset, growth) -> Words:
+    """The card's question answered as a clause: ``onset`` a
+    :class:`~resdecay_lib.stats.inference.Onset` of Pre-LN's gap to ResiDual, ``growth`` the gap's
+    growth per doubling (a TInterval, or None without three seeds at every depth)."""
+    if onset.depth is not None:
+        grows = ("and grows with depth" if growth is not None and growth.lo > 0 else
+                 "but is not shown to grow with depth")
+        return Words(f"Pre-LN's gap to ResiDual lies above {onset.margin:g} nats/char from depth {onset.depth} on, "
+                     f"{grows}")
+    if onset.reading == stats.ONSET_READINGS[1]:
+        return Words(f"Pre-LN's gap to ResiDual lies below {onset.margin:g} nats/char at every depth: no depth at which "
+                     "the decay costs accuracy")
+    return Words(f"no depth can be named yet: the gap cannot tell at depth{'s' if len(onset.undecided) > 1 else ''} "
+                 f"{', '.join(map(str, onset.undecided))}")
 
 
 def gap_words(gaps) -> Words:
@@ -197,6 +235,15 @@ class CostResult:
     grid's edge, ``law_linf`` mean L_inf; ``gaps`` {placement: (depths, TInterval or None)}
     minus Pre-LN at ``GAP_LEVEL``; ``lr`` {placement: learning rate}.
 
+    Where the decay starts to cost accuracy: ``gains`` Pre-LN's gain per doubling rung by rung
+    over :data:`LADDER_DEPTHS`, a list of (a, b, seeds, TInterval), each paired over the seeds
+    both depths have, at 1 - 0.05/(rungs); ``depth_gaps`` Pre-LN minus ResiDual at each depth
+    both are trained at (:class:`~resdecay_lib.analysis.depth_analysis.DepthGap`, at
+    ``training_claims.GAP_LEVEL``), ``growth`` that gap's growth per doubling (TInterval or
+    None), ``onset`` the depth from which it lies above the margin
+    (:class:`~resdecay_lib.stats.inference.Onset`); the tables ``gain_table`` and
+    ``gap_depth_table``.
+
     ``evidence`` the ledger's statistics on every seed, ``seed_sets`` on each seed set; the
     tables ``final_losses``, ``ablation``, ``ladder``, ``depth_law``, ``gap_table``,
     ``seed_set_table``; ``stored`` a line on what is stored.
@@ -235,6 +282,12 @@ class CostResult:
     evidence: dict
     seed_sets: dict
     seed_set_table: Table
+    gains: list
+    gain_table: Table
+    depth_gaps: list
+    growth: object
+    onset: object
+    gap_depth_table: Table
     first_step: int
     weights_run: str
     weights_run_code: str
@@ -281,6 +334,13 @@ class CostResult:
                                     if (iv := self.gaps[a][1]) is not None]),
             **{f"lr_{a}": self.lr[a] for a in ("pre_ln",) + tuple(ledger.GAP_FIXES)},
             "cost_seed_sets_table": self.seed_set_table,
+            "cost_gain_table": self.gain_table,
+            "cost_gap_depth_table": self.gap_depth_table,
+            "gap_onset_words": onset_words(self.onset, self.growth),
+            "gap_margin": ledger.DEPTH_GAP_MARGIN,
+            "gap_level": round(training_claims.GAP_LEVEL, 4),
+            "liu_alpha_fit": LIU_ALPHA_FIT[0], "liu_alpha_fit_se": LIU_ALPHA_FIT[1],
+            "depth_alpha_vs_liu_fit": liu_fit_words(ia.lo, ia.hi),
             "rep_z_max": Z_MAX, "rep_first_step": self.first_step,
             # a run's name, a file and code versions, shown as code
             "rep_run": Words(f"`{self.weights_run}`"), "rep_run_code": Words(f"`{self.weights_run_code}`"),
@@ -294,9 +354,9 @@ class CostResult:
 @functools.lru_cache(maxsize=4)
 def _load(root: str):
     """The sweep train_long and the deeper rungs' sweeps stored under ``root`` (read once)."""
-    sweep = training_analysis.StoredSweep.load(Path(root) / "configs" / "train_long.toml", root)
+    sweep, rounds = training_claims.load_rounds(root)
     deep = tuple(training_analysis.StoredSweep.load(Path(root) / "configs" / f"deep_L{L}.toml", root) for L in DEEP_DEPTHS)
-    return sweep, deep
+    return sweep, rounds, deep
 
 
 def _weights_of(root, sweep):
@@ -310,7 +370,7 @@ def _weights_of(root, sweep):
 def chapter(root) -> CostResult:
     """Chapter 8's result from the runs stored under the book's folder ``root``
     (:func:`resdecay_lib.book.notebooks.find_book_root`)."""
-    sweep, deep_sweeps = _load(str(root))
+    sweep, rounds, deep_sweeps = _load(str(root))
     deep_runs = [r for d in deep_sweeps for r in d.runs.values()]
     flags = training_analysis.flag_runs(sweep)
     excluded = set(flags)
@@ -413,20 +473,58 @@ def chapter(root) -> CostResult:
                                                          else ["fewer than three paired seeds", "-"])
          for a, (ds, iv) in gaps.items()])
 
+    # -- where the decay starts to cost accuracy: the ladder rung by rung, and the gap to ResiDual by depth
+    pre_runs = {(a, L, s): r for (a, L, s), r in sweep.runs.items() if a == "pre_ln"}
+    pre_runs.update({("pre_ln", int(r["config"]["n_layer"]), int(r["seed"])): r for r in deep_runs})
+    by_depth = {}
+    for (_, L, s), r in pre_runs.items():
+        if training_analysis.run_status(r) == "ok" and math.isclose(r["config"]["lr"], training_claims.LADDER_LR):
+            by_depth.setdefault(L, {})[s] = training_analysis.final_loss(r)
+    rungs = [(a, b) for a, b in zip(LADDER_DEPTHS, LADDER_DEPTHS[1:]) if a in by_depth and b in by_depth]
+    gains = []
+    for a, b in rungs:
+        seeds = sorted(set(by_depth[a]) & set(by_depth[b]))
+        if len(seeds) >= 3:
+            ((_, _, iv),) = depth_analysis.gain_per_doubling({a: [by_depth[a][s] for s in seeds],
+                                                              b: [by_depth[b][s] for s in seeds]},
+                                                             level=1 - 0.05 / len(rungs))
+            gains.append((a, b, tuple(seeds), iv))
+    gain_table = Table.of(["rung", "seeds", f"gain per doubling (nats/char, {1 - 0.05 / max(len(rungs), 1):.2%})"],
+                          [[f"{a} to {b}", listed_words(sd), f"{iv:+.4f}"] for a, b, sd, iv in gains])
+    depth_gaps = depth_analysis.gaps_by_depth(sweep.runs, level=training_claims.GAP_LEVEL)
+    growth = depth_analysis.gap_growth(sweep.runs, sorted(E.GAP_BY_DEPTH), level=training_claims.GAP_LEVEL)
+    onset = depth_analysis.cost_onset([g for g in depth_gaps if g.depth in E.GAP_BY_DEPTH]
+                                      + [depth_analysis.DepthGap(L, (), None) for L in sorted(E.GAP_BY_DEPTH)
+                                         if L not in {g.depth for g in depth_gaps}], ledger.DEPTH_GAP_MARGIN)
+    gap_depth_table = Table.of(
+        ["depth", "seeds", f"Pre-LN minus ResiDual (nats/char, {training_claims.GAP_LEVEL:.0%})"],
+        [[str(g.depth), listed_words(g.seeds), f"{g.interval:+.4f}" if g.interval is not None
+          else "fewer than three paired seeds"] for g in depth_gaps]
+        + [[str(L), "none yet", "not trained yet"] for L in sorted(E.GAP_BY_DEPTH)
+           if L not in {g.depth for g in depth_gaps}])
+
     # -- the ledger's statistics on every seed and on each seed set
     evidence = training_claims.cost_evidence(sweep, deep_runs)
-    seed_sets = {n: SeedSetEvidence(n, training_claims.cost_evidence(training_analysis.subset(sweep, s), deep_runs))
-                 for n, s in E.SEED_SETS.items()}
+    subsets = {n: training_analysis.subset(rounds, s) for n, s in E.SEED_SETS.items()}
+    seed_sets = {n: SeedSetEvidence(n, training_claims.not_computed(evidence) if training_claims.pending(sub)
+                                    else training_claims.cost_evidence(sub, deep_runs))
+                 for n, sub in subsets.items()}
     set_rows = []
     for n, ev in (("all seeds", evidence), *((f"{n} (seeds {', '.join(map(str, E.SEED_SETS[n]))})", s.evidence)
                                              for n, s in seed_sets.items())):
+        if n != "all seeds" and training_claims.pending(subsets[n.split(" ")[0]]):
+            set_rows.append([n] + ["not trained yet"] * (4 + len(E.GAP_BY_DEPTH)))
+            continue
         h, sl = ev[E.HALF_RATIO_TOY], ev[E.DEPTH_SLOPE_PRE_LN]
         set_rows.append([n, _interval(h["value"], h["lo"], h["hi"]), f"{ev[E.HALF_RATIO_REF_TOY]['value']:.2f}",
                          _interval(sl["value"], sl["lo"], sl["hi"], "{:+.4f}")]
                         + [_interval(g["value"], g["lo"], g["hi"], "{:+.3f}")
-                           for g in (ev[E.VAL_LOSS_GAP[a]] for a in ledger.GAP_FIXES)])
+                           for g in (ev[E.GAP_BY_DEPTH[L]] for L in sorted(E.GAP_BY_DEPTH))]
+                        + [_interval(ev[E.GAP_GROWTH]["value"], ev[E.GAP_GROWTH]["lo"], ev[E.GAP_GROWTH]["hi"], "{:+.3f}")])
     seed_set_table = Table.of(["seeds", "half ratio (95%)", "theorem's", f"depth slope ({GAP_LEVEL:.2%})"]
-                              + [f"{NAMES[a]} minus Pre-LN ({GAP_LEVEL:.2%})" for a in ledger.GAP_FIXES], set_rows)
+                              + [f"Pre-LN minus ResiDual, L = {L} ({training_claims.GAP_LEVEL:.0%})"
+                                 for L in sorted(E.GAP_BY_DEPTH)]
+                              + [f"its growth per doubling ({training_claims.GAP_LEVEL:.0%})"], set_rows)
 
     # -- what reproduce() re-trains and what it reads: the weights file checked to be the run's
     small, wfile = _weights_of(root, sweep)
@@ -446,7 +544,8 @@ def chapter(root) -> CostResult:
         depth_panels=depth_panels, ladders=ladders, ladder=ladder, slope=slope, n_slope_runs=len(pts),
         law_fits=fits, law_depths=law_depths, alpha=alpha, alpha_edge=edge, law_linf=linf, depth_law=law,
         gaps=gaps, gap_table=gap_table, lr=lr, evidence=evidence, seed_sets=seed_sets,
-        seed_set_table=seed_set_table, first_step=first_steps.pop(),
+        seed_set_table=seed_set_table, gains=gains, gain_table=gain_table, depth_gaps=depth_gaps, growth=growth,
+        onset=onset, gap_depth_table=gap_depth_table, first_step=first_steps.pop(),
         weights_run=small["name"], weights_run_code=small["code_version"],
         weights_file=Path(wfile).relative_to(root).as_posix(), weights_code=weights.provenance["code_version"])
 
@@ -495,7 +594,7 @@ def reproduce(root) -> Reproduction:
     (:func:`recheck.first_interval`); evaluate, live, the final weights stored beside the
     smallest Pre-LN run (seed 0) and compare its removal costs, final loss and final change with
     the stored ones (:func:`recheck.stored_weights`). Seconds per placement on a CPU."""
-    sweep, _ = _load(str(root))
+    sweep, _, _ = _load(str(root))
     plan = plan_of(sweep.spec)
     first = tuple(recheck.first_interval(sweep.runs[(a, min(sweep.depths(a)), sweep.seeds[0])], plan)
                   for a in sweep.archs)

@@ -623,6 +623,24 @@ def stored(root) -> PretrainedResult:
                                                 hi=var_exp["smollm2-135m"][2], digits=3)
     values["ev_var_exp_qwen"] = EvidenceGlue(var_exp["qwen2.5-coder-0.5b"][0], lo=var_exp["qwen2.5-coder-0.5b"][1],
                                              hi=var_exp["qwen2.5-coder-0.5b"][2], digits=3)
+    # claim-compensation's reading: how much the output scales past the front flatten the decay
+    flat = {m: pretrained_analysis.output_flattening(records[m, SH]["change"]["rel_update"], records[m, SH]["change"]["norm"],
+                                                     reports[m, SH].embedding_counted, level=1 - 0.05 / 3)
+            for m in PRE_LN}
+    values["ev_flattening_smollm2"] = EvidenceGlue(flat["smollm2-135m"][0], lo=flat["smollm2-135m"][1],
+                                                   hi=flat["smollm2-135m"][2], digits=3)
+    values["ev_flattening_qwen"] = EvidenceGlue(flat["qwen2.5-coder-0.5b"][0], lo=flat["qwen2.5-coder-0.5b"][1],
+                                                hi=flat["qwen2.5-coder-0.5b"][2], digits=3)
+    # claim-pretrained-idle's second reading, declared with the first: the last block apart
+    half_nl = {m: pruning.skip_half_ratio(records[m, SH]["skip"], level=LEVEL, last=False) for m in PRE_LN}
+    half_ref_nl = {m: training_analysis.theorem_half_ratio(records[m, SH]["n_layer"], reports[m, SH].embedding_counted,
+                                                           last=False) for m in PRE_LN}
+    values["ev_half_ratio_no_last_smollm2"] = _iv(half_nl["smollm2-135m"])
+    values["ev_half_ratio_no_last_qwen"] = _iv(half_nl["qwen2.5-coder-0.5b"])
+    values["ev_half_ratio_ref_no_last_smollm2"] = EvidenceGlue(half_ref_nl["smollm2-135m"], digits=4)
+    values["ev_half_ratio_ref_no_last_qwen"] = EvidenceGlue(half_ref_nl["qwen2.5-coder-0.5b"], digits=4)
+    for name in PRE_LN:
+        _display(values, f"pt_half_no_last_{SHORT[name]}", half_nl[name].rho, half_nl[name].lo, half_nl[name].hi)
     return PretrainedResult(reports, readings, growth, sub_fits, records, missing, trends, half, half_ref, metric_corr, metric_corr_fw, metric_diff, leaves, quant_shift, gap, var_exp,
                             influence_residual, panels, tables, values)
 

@@ -568,7 +568,7 @@ def chapter(root, live: bool = True) -> TrainingResult:
     training each); without it ``rechecks`` is empty.
     """
     root = Path(root)
-    sweep = training_analysis.StoredSweep.load(root / "configs" / "train_long.toml", root)
+    sweep, rounds = T.load_rounds(root)
     flags = training_analysis.flag_runs(sweep)
     excluded = set(flags)
     STEPS = sweep.measure_steps
@@ -693,8 +693,11 @@ def chapter(root, live: bool = True) -> TrainingResult:
         prof[f"step {st}"] = (r, c, np.diag(G)[1:])
 
     # the ledger's statistics, on every seed and on each seed set
-    sets = {None: sweep, **{name: training_analysis.subset(sweep, seeds) for name, seeds in E.SEED_SETS.items()}}
-    seed_sets = {name: (len(sub.runs), T.exponent_evidence(sub)) for name, sub in sets.items()}
+    sets = {None: sweep, **{name: training_analysis.subset(rounds, seeds) for name, seeds in E.SEED_SETS.items()}}
+    every = T.exponent_evidence(sweep)
+    seed_sets = {name: (len(sub.runs), every if name is None else
+                        T.not_computed(every) if T.pending(sub) else T.exponent_evidence(sub))
+                 for name, sub in sets.items()}
 
     return TrainingResult(
         base=dict(sweep.spec["base"]), eval_every=sweep.spec["plan"]["eval_every"], steps=tuple(STEPS),

@@ -1,0 +1,100 @@
+"""The rules read only the evidence of the branch they take, and the rules declared for the
+confirmatory round decide as their docstrings say: claim-depth-cost's onset of Pre-LN's gap to
+ResiDual, claim-compensation's flattening, claim-pretrained-idle with and without the last block."""
+import math
+
+import pytest
+
+from resdecay_lib.book import evidence as E
+from resdecay_lib.book import ledger, rules
+from resdecay_lib.book.verdicts import NOT_COMPUTED, Claim, Verdict
+
+NAN = math.nan
+BY_ID = {c.id: c for c in ledger.CLAIMS}
+
+
+def _iv(e, v, lo, hi):
+    return {str(e): v, e.lo: lo, e.hi: hi}
+
+
+def _gaps(gaps, growth=(NAN, NAN, NAN)):
+    ev = {}
+    for L, (lo, hi) in zip(sorted(E.GAP_BY_DEPTH), gaps):
+        ev.update(_iv(E.GAP_BY_DEPTH[L], (lo + hi) / 2, lo, hi))
+    ev.update(_iv(E.GAP_GROWTH, *growth))
+    return ev
+
+
+def test_a_nan_the_taken_branch_does_not_read_leaves_the_verdict_alone():
+    def rule(ev):
+        return Verdict("holds", "a") if ev["a"] > 0 else Verdict("does not hold", f"b {ev['b']}")
+    claim = Claim("claim-x", "x", "x", (), ("a", "b"), rule)
+    assert claim.verdict({"a": 1.0, "b": NAN}).word == "holds"
+    v = claim.verdict({"a": -1.0, "b": NAN})
+    assert v.word == "open" and v.reason == NOT_COMPUTED + "b)"
+    assert ledger.NO_POWER == NOT_COMPUTED.rstrip(" ")
+
+
+def test_depth_cost_names_the_onset_and_reads_the_growth_only_then():
+    claim = BY_ID["claim-depth-cost"]
+    # above the margin from depth 8 on, the growth not computed: the growth is read, so open
+    ev = _gaps([(-0.01, 0.03), (0.02, 0.06), (0.03, 0.07), (0.02, 0.09)])
+    assert claim.verdict(ev).reason.startswith(NOT_COMPUTED)
+    v = claim.verdict({**ev, **_iv(E.GAP_GROWTH, 0.02, 0.005, 0.04)})
+    assert v.word == "holds" and "from depth 8 on" in v.reason
+    v = claim.verdict({**ev, **_iv(E.GAP_GROWTH, 0.02, -0.01, 0.04)})
+    assert v.word == "holds with correction" and "from depth 8 on" in v.reason
+    # every gap below the margin: no cost at any depth, the growth never read
+    v = claim.verdict(_gaps([(-0.02, 0.005)] * 4))
+    assert v.word == "does not hold"
+    # the deepest depth undecided: no onset, open, naming it
+    v = claim.verdict(_gaps([(0.02, 0.05), (0.02, 0.05), (0.02, 0.05), (-0.01, 0.05)]))
+    assert v.word == "open" and "depth 24" in v.reason
+
+
+def test_depth_cost_before_the_depth_24_runs_cannot_tell():
+    v = BY_ID["claim-depth-cost"].verdict(_gaps([(0.01, 0.06), (0.035, 0.09), (0.005, 0.08), (NAN, NAN)]))
+    assert v.word == "open" and v.reason.startswith(NOT_COMPUTED)
+
+
+def _flat(toy, smol, qwen):
+    ev = {}
+    for e, x in ((E.FLATTENING_TOY, toy), (E.FLATTENING["smollm2"], smol), (E.FLATTENING["qwen"], qwen)):
+        ev.update(_iv(e, sum(x) / 2, *x))
+    return ev
+
+
+def test_compensation_holds_when_one_model_flattens_the_decay_by_more_than_the_margin():
+    claim = BY_ID["claim-compensation"]
+    m = rules.EXP_MARGIN
+    assert claim.verdict(_flat((m + 0.01, m + 0.2), (-0.05, 0.05), (-0.05, 0.05))).word == "holds"
+    assert claim.verdict(_flat((-0.05, m - 0.01), (-0.05, 0.05), (0.0, m - 0.001))).word == "does not hold"
+    # a positive flattening inside the margin is scaling up that does not compensate: not "holds"
+    assert claim.verdict(_flat((0.02, m + 0.05), (0.01, 0.05), (0.0, 0.05))).word == "open"
+
+
+def _idle(with_last, without, ref=0.4):
+    ev = {}
+    for m in rules.PRE_LN_FAMILIES:
+        ev.update(_iv(E.HALF_RATIO[m], sum(with_last[m]) / 2, *with_last[m]))
+        ev.update(_iv(E.HALF_RATIO_NO_LAST[m], sum(without[m]) / 2, *without[m]))
+        ev[str(E.HALF_RATIO_REF[m])] = ref
+        ev[str(E.HALF_RATIO_REF_NO_LAST[m])] = ref
+    return ev
+
+
+def test_pretrained_idle_says_when_its_verdict_depends_on_the_last_block():
+    claim = BY_ID["claim-pretrained-idle"]
+    above = {"smollm2": (1.1, 1.3), "qwen": (1.6, 2.9)}
+    below = {"smollm2": (0.6, 0.8), "qwen": (0.5, 0.9)}
+    v = claim.verdict(_idle(above, below))
+    assert v.word == "open" and "depends on the last block" in v.reason
+    assert "does not hold" in v.reason and "holds with correction" in v.reason
+    assert claim.verdict(_idle(below, below)).word == "holds with correction"
+
+
+def test_an_interval_wholly_above_the_theorems_ratio_is_named_in_an_open_reason():
+    v = BY_ID["claim-idle-blocks"].verdict({**_iv(E.HALF_RATIO_TOY, 1.04, 0.82, 1.32), str(E.HALF_RATIO_REF_TOY): 0.386})
+    assert v.word == "open" and "not at the theorem's rate" in v.reason
+    v = BY_ID["claim-idle-blocks"].verdict({**_iv(E.HALF_RATIO_TOY, 0.6, 0.3, 1.1), str(E.HALF_RATIO_REF_TOY): 0.386})
+    assert v.word == "open" and "not at the theorem's rate" not in v.reason
