@@ -40,11 +40,13 @@ from . import evidence as E
 from .evidence import Evidence
 from .verdicts import Claim
 
-__all__ = ["LABELS", "HISTORY", "NO_STORED_DATA", "DATA", "PREDICTIONS", "Label", "patterns", "data_paths",
+__all__ = ["LABELS", "NO_DATA", "HISTORY", "NO_STORED_DATA", "DATA", "PREDICTIONS", "Label", "patterns", "data_paths",
            "check_history", "labels", "label_counts", "seeds_held_out", "stored_paths", "stale", "read_history"]
 
 #: the three labels
 LABELS = ("confirmatory", "exploratory", "derived")
+#: the label on a seed set none of whose data is recorded yet (a round still training): no label
+NO_DATA = "no data yet"
 
 #: the recorded history (relative to the repository root), written by ``tools/history.py``
 HISTORY = pathlib.Path("results") / "history.json"
@@ -181,7 +183,7 @@ def data_paths(claim, registry, paths, seed_set=None, table=None) -> tuple[str, 
 
 @dataclass(frozen=True)
 class Label:
-    """A claim's label on one seed set (None: every seed): ``word`` (one of :data:`LABELS`), the
+    """A claim's label on one seed set (None: every seed): ``word`` (one of :data:`LABELS`, or :data:`NO_DATA` on a seed set with no datum recorded), the
     rule's commit and its committer time, how many data the claim reads (``n_data``) and how many
     of them existed at the rule's commit or before it (``n_before``), the earliest datum (path,
     commit, committed; None for a derived claim), and the prediction files it is tested against."""
@@ -241,6 +243,8 @@ def _label(claim: Claim, history, registry, seed_set) -> Label:
     pats = patterns(claim, registry, seed_set)
     if not pats:
         return Label(claim.id, seed_set, "derived", rule["commit"], rule["committed"], 0, 0, None, preds)
+    if not found and seed_set is not None:     # a round whose runs are not stored yet (the confirmatory seeds)
+        return Label(claim.id, seed_set, NO_DATA, rule["commit"], rule["committed"], 0, 0, None, preds)
     if not found:
         raise ValueError(f"{claim.id} reads stored data ({', '.join(pats[:3])}, ...) and results/history.json records "
                          f"none of it: re-run python tools/history.py")

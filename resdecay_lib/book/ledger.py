@@ -39,10 +39,10 @@ from .notebooks import book_notebooks, read_evidence, toc_documents
 from .render import PROMOTION, deciding_numbers, evidence_markdown, markdown_table, short_reason
 from .rules import (COMPETITORS, DEPTH_GAP_MARGIN, DEPTH_SLOPE_MARGIN, EXP_MARGIN, GAP_FIXES, PRE_LN_FAMILIES, ROUNDING,
                     SPLIT_BOUNDARY, TRAINED_GAP, rule_front)
-from .verdicts import MISSING, VERDICTS, Claim, Verdict
+from .verdicts import MISSING, NOT_COMPUTED, VERDICTS, Claim, Verdict
 
 __all__ = ["VERDICTS", "ROUNDING", "MISSING", "Verdict", "Claim", "CLAIMS", "PROMOTION", "read_evidence",
-           "on_seed_set", "seed_based", "replication", "NO_POWER", "short_reason", "deciding_numbers",
+           "on_seed_set", "seed_based", "replication", "NO_POWER", "REPLICATED", "short_reason", "deciding_numbers",
            "book_notebooks", "toc_documents", "evaluate", "evidence_markdown", "markdown_table",
            "EXP_MARGIN", "PRE_LN_FAMILIES", "SPLIT_BOUNDARY", "DEPTH_SLOPE_MARGIN", "DEPTH_GAP_MARGIN", "TRAINED_GAP", "GAP_FIXES",
            "COMPETITORS", "rule_front"]
@@ -87,26 +87,35 @@ def seed_based(claim: Claim) -> bool:
     return any(isinstance(n, Evidence) and n.by_seed_set for n in (*claim.needs, *claim.optional))
 
 
-#: a held-out verdict that is "open" because its statistic could not be computed (two seeds
-#: give no t interval over seeds): the held-out set has no power for it
-NO_POWER = "the data cannot tell (the chapter could not compute"
+#: a seed-set verdict that is "open" because its rule read a value the set could not give (two
+#: seeds give no t interval over seeds; a round not yet trained gives none at all)
+NO_POWER = NOT_COMPUTED.rstrip(" ")
+
+#: what the replication column can say, per claim
+REPLICATED = ("yes", "no", "not yet", "no confirmatory data", "derived")
 
 
-def replication(evidence: Mapping[str, float], claims=None) -> list[dict]:
-    """Per claim: its verdict on the discovery seeds (s012), on the held-out seeds (s34), on
-    all seeds (the ledger's), and whether it replicated: ``"yes"`` when the held-out verdict
-    is the discovery verdict, ``"no"`` when it differs, ``"no power"`` when the held-out set
-    cannot compute the statistic, ``"not seed-based"`` for a claim read from no training run."""
+def replication(evidence: Mapping[str, float], claims=None, derived=frozenset()) -> list[dict]:
+    """Per claim: its verdict on the discovery seeds (s012), on the held-out seeds (s34), on the
+    exploratory seeds 0-4 (the ledger's own evidence), on the confirmatory seeds (s567, every run
+    trained after the registry), and whether it replicated, one of :data:`REPLICATED`: ``"yes"``
+    when the confirmatory verdict is the exploratory one, ``"no"`` when it differs, ``"not yet"``
+    when the confirmatory set cannot give the values its rule reads (its runs are not all in),
+    ``"no confirmatory data"`` for a claim read from no training run (the pretrained records and
+    the deep runs have no confirmatory round yet), ``"derived"`` for the claims in ``derived``
+    (ids of claims whose evidence reads no stored data: nothing to replicate)."""
     claims = CLAIMS if claims is None else list(claims)
     rows = []
     verdicts = {s: dict((c.id, v) for c, v in evaluate(evidence, claims, s)) for s in E.SEED_SETS}
     for c, v in evaluate(evidence, claims):
-        d, h = verdicts["s012"][c.id], verdicts["s34"][c.id]
-        if not seed_based(c):
-            rep = "not seed-based"
-        elif h.reason.startswith(NO_POWER):
-            rep = "no power"
+        d, h, k = verdicts["s012"][c.id], verdicts["s34"][c.id], verdicts[E.CONFIRMATORY_SET][c.id]
+        if c.id in derived:
+            rep = "derived"
+        elif not seed_based(c):
+            rep = "no confirmatory data"
+        elif k.reason.startswith(NO_POWER):
+            rep = "not yet"
         else:
-            rep = "yes" if h.word == d.word else "no"
-        rows.append({"claim": c, "discovery": d, "heldout": h, "all": v, "replicated": rep})
+            rep = "yes" if k.word == v.word else "no"
+        rows.append({"claim": c, "discovery": d, "heldout": h, "all": v, "confirmatory": k, "replicated": rep})
     return rows

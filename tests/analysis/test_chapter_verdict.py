@@ -29,7 +29,7 @@ def _entry(cid="claim-a", word="holds", short="x | y", numbers="", label="explor
 def _tiny_result(claims) -> V.VerdictResult:
     return V.VerdictResult(
         claims=tuple(claims), n_evidence=3, summary=Words("s"), promotion="p",
-        replication=(V.ReplicationEntry("claim-a", "A", "holds", "open", "holds", "no power"),),
+        replication=(V.ReplicationEntry("claim-a", "A", "holds", "open", "holds", "open", "confirmatory", "not yet"),),
         registry_commit="0123456789abcdef", registry_time="t", n_registered=1, rule_mismatches={},
         front_rule_committed="f", front_rule_now="f", front_written="w", changelog=Words("c"), n_moved=0, lim_width=64,
         seeds_before=(0, 1, 2, 3), seeds_after=(4,), history_stale={"unrecorded": [], "gone": [], "rules": []})
@@ -76,9 +76,9 @@ def test_heldout_words_branches():
                                            "registered, so seeds 0 and 1 are held out in the strict sense.")
 
 
-def test_replication_row_bolds_the_ledgers_verdict():
-    assert V.replication_row("T", "claim-a", "holds", "open", "holds", "no power") == \
-        ["{ref}`T <claim-a>`", "holds", "open", "**holds**", "no power"]
+def test_replication_row_bolds_the_ledgers_verdict_and_labels_the_confirmatory_one():
+    assert V.replication_row("T", "claim-a", "holds", "open", "holds", "holds", "confirmatory", "yes") == \
+        ["{ref}`T <claim-a>`", "holds", "open", "**holds**", "holds (*confirmatory*)", "yes"]
 
 
 def test_claim_words_and_cite_words():
@@ -132,7 +132,7 @@ def test_glues_of_a_tiny_result():
     assert g["labels-words"].startswith("Of the 2 verdicts, none is confirmatory") and "2 are exploratory" in g["labels-words"]
     assert g["heldout-words"].endswith("so only seed 4 is held out in the strict sense.")
     assert (g["ledger-n-claims"], g["ledger-n-holds"], g["ledger-n-open"], g["ledger-n-does-not-hold"]) == (2, 1, 1, 0)
-    assert g["prereg-commit"] == "0123456" and g["replication-counts"] == "1 no power"
+    assert g["prereg-commit"] == "0123456" and g["replication-counts"] == "1 not yet"
 
 
 def test_glue_names_are_the_names_the_chapter_reads_and_its_counts():

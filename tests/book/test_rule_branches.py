@@ -98,3 +98,17 @@ def test_an_interval_wholly_above_the_theorems_ratio_is_named_in_an_open_reason(
     assert v.word == "open" and "not at the theorem's rate" in v.reason
     v = BY_ID["claim-idle-blocks"].verdict({**_iv(E.HALF_RATIO_TOY, 0.6, 0.3, 1.1), str(E.HALF_RATIO_REF_TOY): 0.386})
     assert v.word == "open" and "not at the theorem's rate" not in v.reason
+
+
+def test_replication_is_yes_only_where_the_confirmatory_verdict_is_the_exploratory_one():
+    claim = BY_ID["claim-depth-cost"]
+    below = _gaps([(-0.02, 0.005)] * 4)
+    tagged = lambda ev, s: {f"{k}__{s}": v for k, v in ev.items()}  # noqa: E731
+    base = {**below, **tagged(below, "s012"), **tagged(below, "s34")}
+    same = ledger.replication({**base, **tagged(below, "s567")}, [claim])
+    assert same[0]["replicated"] == "yes" and same[0]["confirmatory"].word == "does not hold"
+    pending = ledger.replication({**base, **tagged(_gaps([(NAN, NAN)] * 4), "s567")}, [claim])
+    assert pending[0]["replicated"] == "not yet"
+    other = ledger.replication({**base, **tagged(_gaps([(0.02, 0.05)] * 4, (0.01, 0.005, 0.02)), "s567")}, [claim])
+    assert other[0]["replicated"] == "no" and other[0]["confirmatory"].word == "holds"
+    assert ledger.replication({**base, **tagged(below, "s567")}, [claim], derived={claim.id})[0]["replicated"] == "derived"

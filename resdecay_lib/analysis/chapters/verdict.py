@@ -22,6 +22,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from ...book import citation, findings, ledger, preregistration
+from ...book import evidence as E
 from ...book import history as book_history
 from ...book.glues import Table, Words
 from ...book.notebooks import book_root
@@ -35,7 +36,8 @@ __all__ = ["ClaimEntry", "ReplicationEntry", "VerdictResult", "PrefaceResult", "
 #: the ledger table's column titles
 LEDGER_HEADER = ("claim", "verdict", "label", "why (the deciding numbers)")
 #: the replication table's column titles
-REPLICATION_HEADER = ("claim", "seeds 0-2", "seeds 3-4", "seeds 0-4 (the ledger)", "replicated")
+REPLICATION_HEADER = ("claim", "seeds 0-2", "seeds 3-4", "seeds 0-4 (exploratory: the ledger)",
+                      "seeds 5-7 (its label)", "replicated")
 #: the Preface's headline table's column titles
 HEADLINE_HEADER = ("measured", "exponent of $\\omega_k^2$ [interval]", "theorem, same range and convention",
                    "claim", "verdict")
@@ -117,10 +119,13 @@ def heldout_words(before, after) -> Words:
 
 
 def replication_row(title: str, claim_id: str, discovery: str, heldout: str, everything: str,
-                    replicated: str) -> list[str]:
-    """One row of the replication table: the claim, its verdict on seeds 0-2, on 3-4, on all
-    seeds (bold: the ledger's), and whether it replicated."""
-    return [_ref(title, claim_id), discovery, heldout, f"**{everything}**", replicated]
+                    confirmatory: str, confirmatory_label: str, replicated: str) -> list[str]:
+    """One row of the replication table: the claim, its verdict on seeds 0-2, on 3-4, on the
+    exploratory seeds 0-4 (bold: the ledger's), on the confirmatory seeds 5-7 with that verdict's
+    label (``book.history.labels`` on the seed set s567), and whether it replicated
+    (``ledger.replication``: "yes" only where the exploratory and confirmatory verdicts agree)."""
+    return [_ref(title, claim_id), discovery, heldout, f"**{everything}**", f"{confirmatory} (*{confirmatory_label}*)",
+            replicated]
 
 
 def claim_words(sentence: str, card: str, evidence: str, primary: str, margin: str, family: str) -> Words:
@@ -202,13 +207,16 @@ class ClaimEntry:
 
 @dataclass(frozen=True)
 class ReplicationEntry:
-    """One claim's verdict on the discovery seeds, the held-out seeds, all seeds, and whether it
-    replicated (``ledger.replication``)."""
+    """One claim's verdict on the discovery seeds, the held-out seeds, the exploratory seeds 0-4,
+    the confirmatory seeds 5-7 (with that verdict's label), and whether it replicated
+    (``ledger.replication``)."""
     id: str
     title: str
     discovery: str
     heldout: str
     all: str
+    confirmatory: str
+    confirmatory_label: str
     replicated: str
 
 
@@ -280,7 +288,8 @@ class VerdictResult:
         out["ledger-summary"] = self.summary
         out["ledger-promotion"] = self.promotion
         out["replication-table"] = Table.of(REPLICATION_HEADER, [
-            replication_row(r.title, r.id, r.discovery, r.heldout, r.all, r.replicated) for r in self.replication])
+            replication_row(r.title, r.id, r.discovery, r.heldout, r.all, r.confirmatory, r.confirmatory_label,
+                            r.replicated) for r in self.replication])
         out["replication-counts"] = replication_counts_words(Counter(r.replicated for r in self.replication))
         out["prereg-commit"] = self.registry_commit[:7]
         out["prereg-time"] = self.registry_time
@@ -308,8 +317,12 @@ def chapter(root) -> VerdictResult:
         cite=cite_line(c.id, c.title, root), family=c.family, label=found[c.id].word) for c, v in rows)
     before, after = book_history.seeds_held_out(recorded, registry, [c for c, _ in rows])
     verdicts = {c.id: v.word for c, v in rows}
+    confirm = book_history.labels(recorded, registry, [c for c, _ in rows], seed_set=E.CONFIRMATORY_SET)
+    derived = frozenset(cid for cid, lab in found.items() if lab.word == "derived")
     replication = tuple(ReplicationEntry(r["claim"].id, r["claim"].title, r["discovery"].word, r["heldout"].word,
-                                         r["all"].word, r["replicated"]) for r in ledger.replication(evidence))
+                                         r["all"].word, r["confirmatory"].word, confirm[r["claim"].id].word,
+                                         r["replicated"])
+                        for r in ledger.replication(evidence, derived=derived))
     front = json.loads((root / "results" / "predictions" / "front.json").read_text(encoding="utf-8"))
     history = json.loads((root / "results" / "verdicts_history.json").read_text(encoding="utf-8"))
     last = history["versions"][-1]
