@@ -17,6 +17,7 @@
   same protocol as :class:`resdecay_lib.stats.fit.PowerLawFit`: ``estimate`` and ``interval``).
 * :func:`z_check` -- a family of z statistics of a Monte Carlo check against its
   Bonferroni critical value (Chapters 3 to 5).
+* :func:`power_above` -- the power of a t interval's lower end against a threshold (noncentral t).
 * :func:`onset` -- the depth from which a cost's intervals lie wholly above a margin.
 * :func:`spearman` -- Spearman's rank correlation (ties get average ranks,
   ``scipy.stats.rankdata``).
@@ -48,7 +49,8 @@ _REPLICATES = Array(1, 3, what="a 1-D array of at least 3 finite replicates (see
 
 __all__ = ["t_cdf", "t_quantile", "TInterval", "t_interval", "equivalent", "within_margin", "outside_margin",
            "margin_verdict", "bonferroni", "Family", "Replicates", "Hypothesis", "HypothesisResult", "run_family",
-           "family_markdown", "ZCheck", "z_check", "spearman", "ONSET_READINGS", "Onset", "onset"]
+           "family_markdown", "ZCheck", "z_check", "spearman", "ONSET_READINGS", "Onset", "onset",
+           "power_above"]
 
 
 #: degrees of freedom: from 0.1 to 1e9 (at 1e9 the t quantiles equal the normal's to 1e-9)
@@ -163,6 +165,30 @@ def margin_verdict(lo: float, hi: float, ref: float, margin: float) -> str:
     if within_margin(lo, hi, ref, margin):
         return "equivalent"
     return "not equivalent" if outside_margin(lo, hi, ref, margin) else "undetermined"
+
+
+@accepts(effect=Real(), sd=Real(0, lo_open=True), n=Int(2), level=_LEVEL, threshold=Real())
+def power_above(effect: float, sd: float, n: int, level: float, threshold: float) -> float:
+    """The probability that a two-sided t interval at ``level`` over ``n`` replicates lies wholly
+    above ``threshold``, when the replicates are normal with mean ``effect`` and standard
+    deviation ``sd``: the power of the one-sided test that the interval's lower end reads.
+
+    The lower end is m - t s / sqrt(n) with t = t_{(1 + level)/2, n - 1}; it exceeds the
+    threshold when T' = (m - threshold) / (s / sqrt(n)) > t, and T' follows a noncentral t
+    with n - 1 degrees of freedom and noncentrality (effect - threshold) sqrt(n) / sd
+    (``scipy.stats.nct``). A planning number: ``effect`` and ``sd`` are what another sample
+    estimated, not known values.
+
+    >>> round(power_above(1.0, 1.0, 10, 0.95, 0.0), 3)
+    0.803
+    """
+    from scipy.stats import nct, norm
+    t = _t_quantile((1 + level) / 2, n - 1)
+    nc = (effect - threshold) * math.sqrt(n) / sd
+    p = float(nct.sf(t, n - 1, nc))
+    # SciPy's noncentral t loses every digit for a noncentrality of thousands of standard errors,
+    # where the power is 0 or 1 to double precision: the normal limit gives it
+    return p if math.isfinite(p) else float(norm.sf(t - nc))
 
 
 #: what :func:`onset` can say

@@ -188,3 +188,17 @@ def test_chapter_on_the_stored_book_agrees_with_its_files():
     assert dict(p.labels) == {c.id: c.label for c in r.claims}
     assert p.findings == r.summary
     assert len(p.headline) == 4
+
+
+def test_power_rows_recover_the_sd_from_the_interval_and_read_nan_as_no_interval():
+    from resdecay_lib.stats import inference as stats
+    from resdecay_lib.book import evidence as E
+    t = stats.t_quantile(0.995, 4)
+    sd = 0.02
+    half = t * sd / 5 ** 0.5
+    e = E.GAP_BY_DEPTH[8]
+    rows = V.power_rows({str(e): 0.06, e.lo: 0.06 - half, e.hi: 0.06 + half}, 5, 3, 0.99, 0.01)
+    by = {r[0]: r for r in rows}
+    assert by["8"][2] == f"{sd:.4f}"
+    assert by["8"][3] == f"{stats.power_above(0.06, sd, 3, 0.99, 0.01):.2f}"
+    assert by["4"][1] == "no exploratory interval" and len(rows) == len(E.GAP_BY_DEPTH)

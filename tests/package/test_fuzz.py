@@ -251,6 +251,7 @@ EXAMPLES = {
     # stats
     "stats.inference.t_cdf": (dict(t=1.0, df=3.0), True),
     "stats.inference.t_quantile": (dict(p=0.9, df=3.0), True),
+    "stats.inference.power_above": (dict(effect=1.0, sd=1.0, n=10, level=0.95, threshold=0.0), True),
     "stats.inference.t_interval": (dict(values=[1.0, 2.0, 3.5], level=0.95), True),
     "stats.inference.equivalent": (dict(values=[1.0, 2.0, 3.5], reference=2.0, margin=1.0, alpha=0.05), True),
     "stats.inference.within_margin": (dict(lo=0.9, hi=1.1, ref=1.0, margin=0.2), True),

@@ -166,3 +166,14 @@ def test_onset_reads_nan_ends_as_undecided_and_sorts_the_depths():
         onset([4, 8], [0.0], [0.1, 0.1], 0.01)
     with pytest.raises(ValueError, match="margin"):
         onset([4], [0.0], [0.1], 0.0)
+
+
+def test_power_above_matches_a_simulation_of_the_t_intervals_lower_end():
+    from scipy.stats import t
+    rng = np.random.default_rng(1)
+    n, effect, sd, level, thr = 3, 0.06, 0.025, 0.99, 0.01
+    x = rng.normal(effect, sd, (200_000, n))
+    lo = x.mean(1) - t.ppf((1 + level) / 2, n - 1) * x.std(1, ddof=1) / np.sqrt(n)
+    sim = (lo > thr).mean()
+    assert stats.power_above(effect, sd, n, level, thr) == pytest.approx(sim, abs=4 * np.sqrt(sim * (1 - sim) / 200_000))
+    assert stats.power_above(thr, sd, n, level, thr) < (1 - level) / 2 + 1e-12    # no effect: at most the test's size

@@ -26,10 +26,12 @@ from ...book import evidence as E
 from ...book import history as book_history
 from ...book.glues import Table, Words
 from ...book.notebooks import book_root
+from .. import training_claims
 
 __all__ = ["ClaimEntry", "ReplicationEntry", "VerdictResult", "PrefaceResult", "chapter", "preface", "cite_line",
            "escape", "ledger_row", "replication_row", "claim_words", "cite_words", "replication_counts_words",
            "families_words", "change_words", "changelog_words", "headline_row", "labels_words", "heldout_words",
+           "power_rows", "POWER_HEADER",
            "LEDGER_HEADER",
            "REPLICATION_HEADER", "HEADLINE_HEADER", "UNEXPLAINED_CHANGE"]
 
@@ -178,6 +180,36 @@ def headline_row(what: str, value: float, lo: float, hi: float, reference: float
     return [what, f"{value:.2f} [{lo:.2f}, {hi:.2f}]", f"{reference:.2f}", f"{{ref}}`{claim_id}`", word]
 
 
+def power_rows(evidence, n_exploratory: int, n_confirmatory: int, level: float, margin: float) -> list[list[str]]:
+    """The confirmatory round's power for claim-depth-cost, one row per depth of
+    ``evidence.GAP_BY_DEPTH``: the exploratory gap (Pre-LN minus ResiDual, its t interval at
+    ``level`` over ``n_exploratory`` seeds), the seed-to-seed sd that interval implies,
+    sd = (hi - lo) / 2 / t_{(1 + level)/2, n - 1} * sqrt(n), and the probability that the
+    confirmatory round's interval at the same level over ``n_confirmatory`` seeds lies wholly
+    above ``margin`` if the gap and sd are what the exploratory seeds estimate
+    (``stats.inference.power_above``): a planning number, computed before the round is read.
+    A depth without an exploratory interval (NaN) reads "no exploratory interval"."""
+    import math
+    from ...stats import inference as stats
+    rows = []
+    t = stats.t_quantile((1 + level) / 2, n_exploratory - 1)
+    for L in sorted(E.GAP_BY_DEPTH):
+        e = E.GAP_BY_DEPTH[L]
+        v, lo, hi = evidence.get(str(e), math.nan), evidence.get(e.lo, math.nan), evidence.get(e.hi, math.nan)
+        if not all(math.isfinite(x) for x in (v, lo, hi)) or hi <= lo:
+            rows.append([str(L), "no exploratory interval", "-", "-"])
+            continue
+        sd = (hi - lo) / 2 / t * math.sqrt(n_exploratory)
+        pw = stats.power_above(v, sd, n_confirmatory, level, margin)
+        rows.append([str(L), f"{v:+.4f} [{lo:+.4f}, {hi:+.4f}]", f"{sd:.4f}", f"{pw:.2f}"])
+    return rows
+
+
+#: the power table's column titles
+POWER_HEADER = ("depth", "Pre-LN minus ResiDual, seeds 0-4 (nats/char)", "seed-to-seed sd it implies",
+                "P(a seeds 5-7 interval lies above the margin)")
+
+
 # ------------------------------------------------------------------------------ results
 
 
@@ -237,7 +269,8 @@ class VerdictResult:
     seeds_before / seeds_after: the seeds whose training runs the rules read existed when the
     rules were registered, and those whose runs all came later (``book.history.seeds_held_out``);
     history_stale: what ``results/history.json`` lacks against the files and registry stored
-    (``book.history.stale``; every list empty: current)."""
+    (``book.history.stale``; every list empty: current); power: the confirmatory round's power for
+    claim-depth-cost (:func:`power_rows`), at ``power_level``."""
     claims: tuple
     n_evidence: int
     summary: Words
@@ -256,6 +289,8 @@ class VerdictResult:
     seeds_before: tuple = ()
     seeds_after: tuple = ()
     history_stale: dict | None = None
+    power: tuple = ()
+    power_level: float = float("nan")
 
     def counts(self) -> Counter:
         """How many claims have each verdict word."""
@@ -296,6 +331,8 @@ class VerdictResult:
         out["families"] = families_words([(c.title, c.id, c.family) for c in self.claims])
         out["changelog"] = self.changelog
         out["lim-width"] = self.lim_width
+        out["power-table"] = Table.of(POWER_HEADER, [list(r) for r in self.power])
+        out["power-level"] = round(self.power_level, 4)
         return out
 
 
@@ -341,7 +378,11 @@ def chapter(root) -> VerdictResult:
         changelog=changelog_words(last["version"], last["runs"], lines),
         n_moved=sum(word != last["verdicts"].get(cid) for cid, word in verdicts.items()),
         lim_width=spec["base"]["d_model"], seeds_before=before, seeds_after=after,
-        history_stale=book_history.stale(recorded, root, registry))
+        history_stale=book_history.stale(recorded, root, registry),
+        power=tuple(tuple(r) for r in power_rows(evidence, len(E.EXPLORATORY_SEEDS),
+                                                 len(E.SEED_SETS[E.CONFIRMATORY_SET]), training_claims.GAP_LEVEL,
+                                                 ledger.DEPTH_GAP_MARGIN)),
+        power_level=training_claims.GAP_LEVEL)
 
 
 @dataclass(frozen=True)
