@@ -124,7 +124,7 @@ CLAIMS: list[Claim] = [
     Claim("claim-depth-cost", "The depth at which it costs accuracy",
           "Deep Pre-LN blocks cannot refine the representation; the depth at which this starts to cost "
           "accuracy is the practical question the card leaves open.",
-          (("chapters/08_cost", "fig-depth"),),
+          (("chapters/08_cost", "tbl-cost-gap-depth"),),
           (*E.GAP_BY_DEPTH.values(), E.GAP_GROWTH),
           rule_depth_cost,
           card="the practical question — the depth at which it starts to cost accuracy — is not answered here.",
@@ -150,12 +150,13 @@ CLAIMS: list[Claim] = [
           "Because the residual path is never renormalised, gradients reach Pre-LN's early blocks undamped; "
           "the gradient problem of Post-LN does not arise.",
           (("chapters/06_initialisation", "fig-init-grads"),),
-          (E.GRAD_RATIO["pre_ln"], E.GRAD_RATIO["post_ln"]), rule_gradients,
+          (E.GRAD_RATIO["pre_ln"], E.GRAD_RATIO["post_ln"], E.GRAD_RATIO2["post_ln"]), rule_gradients,
           card="so gradients reach the early blocks undamped",
-          primary="the first/last block gradient-norm ratio at initialisation, Pre-LN and Post-LN",
+          primary="the early/last block gradient-norm ratio at initialisation: Pre-LN's first block, Post-LN's "
+                  "second (its first reads the raw embedding)",
           margin="1, the ratio of no damping",
           family=_TWO,
-          deciding=(E.GRAD_RATIO['pre_ln'], E.GRAD_RATIO['post_ln'])),
+          deciding=(E.GRAD_RATIO['pre_ln'], E.GRAD_RATIO2['post_ln'])),
     Claim("claim-pretrained", "Real pretrained models",
           "A real pretrained Pre-LN model's per-layer change decays at the theorem's rate.",
           (("chapters/09_pretrained", "tbl-pretrained-exponents"),),

@@ -32,7 +32,7 @@ __all__ = ["Evidence", "KINDS", "DECLARED", "SEED_SETS", "EXPLORATORY_SEEDS", "C
            "INIT_EXP", "GRAD_RATIO", "VAL_LOSS_GAP", "PRETRAINED_EXP", "PRETRAINED_REF",
            "PRETRAINED_DRIFT", "FITRANGE_SHIFT", "SKIP_TREND", "SKIP_BLOCK1", "METRIC_RHO_CHANGE",
            "METRIC_DIFF", "NORM_GROWTH", "GAP_BY_DEPTH", "FLATTENING",
-           "HALF_RATIO_NO_LAST", "HALF_RATIO_REF_NO_LAST"]
+           "HALF_RATIO_NO_LAST", "HALF_RATIO_REF_NO_LAST", "GRAD_RATIO2"]
 
 #: the kinds of evidence and the suffixes each is glued under
 KINDS = {"value": ("",), "interval": ("", "_lo", "_hi"), "interval_se": ("", "_lo", "_hi", "_se")}
@@ -335,6 +335,14 @@ GRAD_RATIO = {
     "ln_scaling": interval("ev_grad_ratio_ln_scaling", "06_initialisation", "the same, LayerNorm-Scaling"),
     "deepnorm": interval("ev_grad_ratio_deepnorm", "06_initialisation", "the same, DeepNorm"),
     "mix_ln": interval("ev_grad_ratio_mix_ln", "06_initialisation", "the same, Mix-LN"),
+}
+
+#: the same with the second block's parameters over the last block's: block 1 reads the raw
+#: embedding in Post-LN (nothing normalises its input), so its gradient measures the embedding's
+#: scale as much as the damping through depth; the second block is the first past it
+GRAD_RATIO2 = {
+    "pre_ln": interval("ev_grad_ratio2_pre_ln", "06_initialisation", "second/last block gradient norm at init, Pre-LN"),
+    "post_ln": interval("ev_grad_ratio2_post_ln", "06_initialisation", "the same, Post-LN"),
 }
 
 # ------------------------------------------------------------------------ Chapter 7

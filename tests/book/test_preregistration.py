@@ -199,3 +199,24 @@ def test_bad_claims_are_refused_naming_the_parameter():
             fn([ledger.CLAIMS[0], "claim-front"])
     with pytest.raises(P.ArgumentTypeError, match="claim must be a Claim"):
         P.claim_fingerprint("claim-front")
+
+
+@pytest.mark.slow
+def test_a_copy_of_the_library_in_another_folder_computes_the_registered_fingerprints(tmp_path):
+    """What a fresh clone elsewhere computes, in its own process: the package copied to another
+    folder (another absolute path, another working directory) gives the registry's fingerprints,
+    so no fingerprint reads where the checkout lies or what this process has imported."""
+    import json
+    import shutil
+    import subprocess
+    import sys
+    root = pathlib.Path(__file__).resolve().parents[2]
+    shutil.copytree(root / "resdecay_lib", tmp_path / "resdecay_lib", ignore=shutil.ignore_patterns("__pycache__"))
+    code = ("import json, resdecay_lib; from resdecay_lib.book import preregistration as P; "
+            "print(json.dumps({'file': resdecay_lib.__file__, 'fps': P.fingerprints()}))")
+    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, check=True,
+                         env={**__import__("os").environ, "PYTHONPATH": str(tmp_path)})
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    assert got["file"].startswith(str(tmp_path))              # the copy ran, not this checkout
+    registry = json.loads((root / "results" / "preregistration.json").read_text())
+    assert got["fps"] == {cid: c["fingerprint"] for cid, c in registry["claims"].items()}

@@ -197,6 +197,7 @@ class InitialisationResult:
     ratio: dict               # {arch: [S] first/last block gradient norm}
     ratio2: dict              # {arch: [S] second/last}
     ratio_intervals: dict     # {arch: TInterval of ratio at grad_level}
+    ratio2_intervals: dict    # {"pre_ln", "post_ln": TInterval of ratio2 at grad_level}
     grad_level: float         # 1 - 0.05/2: the two placements the card contrasts
     fits_fan_in: dict         # {arch: PowerLawFit} fan-in scale, N_BOOT
     wide_fan_in: dict         # N_BOOT_FAMILY
@@ -245,6 +246,10 @@ class InitialisationResult:
     def _grad(self, arch) -> EvidenceGlue:
         iv = self.ratio_intervals[arch]
         return EvidenceGlue(rnd(self.ratio[arch].mean()), lo=rnd(iv.lo), hi=rnd(iv.hi))
+
+    def _grad2(self, arch) -> EvidenceGlue:
+        iv = self.ratio2_intervals[arch]
+        return EvidenceGlue(rnd(self.ratio2[arch].mean()), lo=rnd(iv.lo), hi=rnd(iv.hi))
 
     def glues(self) -> dict:
         """Every name Chapter 6 glues, with its value (rounded as the chapter shows it)."""
@@ -300,6 +305,8 @@ class InitialisationResult:
         for a in self.ratio2:
             out[f"grad_ratio2_{a}"] = sig(self.ratio2[a].mean(), 3)
         out.update({
+            "ev_grad_ratio2_pre_ln": self._grad2("pre_ln"),
+            "ev_grad_ratio2_post_ln": self._grad2("post_ln"),
             "ev_grad_ratio_pre_ln": self._grad("pre_ln"),
             "ev_grad_ratio_post_ln": self._grad("post_ln"),
             "ev_grad_ratio_peri_ln": self._grad("peri_ln"),
@@ -419,6 +426,7 @@ def chapter(root) -> InitialisationResult:
     ratio2 = {a: profiles[a]["grad"][:, 1] / profiles[a]["grad"][:, -1] for a in ARCHS}
     grad_level = 1 - inference.bonferroni(0.05, 2)
     ratio_intervals = {a: inference.t_interval(ratio[a], grad_level) for a in ARCHS}
+    ratio2_intervals = {a: inference.t_interval(ratio2[a], grad_level) for a in ("pre_ln", "post_ln")}
 
     profiles_fan_in = {a: profile_at_init(a, SEEDS, toks, init_std=D ** -0.5, **SHAPE) for a in FAN_IN}
     blk_fi = {a: r["blk"] for a, r in profiles_fan_in.items()}
@@ -439,7 +447,8 @@ def chapter(root) -> InitialisationResult:
         hetero=hetero, hetero_sub=hetero_sub, rho=rho, emb_var_init=2 * INIT_STD ** 2 * (1 - 1 / D),
         att_mlp=att_mlp, drop=drop, drop_theory=drop_theory, level_pre_over_post=level_pre_over_post,
         out_change=out_change, cor35=cor35, wide_cor35=wide_cor35, cor35_theory=cor35_theory,
-        ratio=ratio, ratio2=ratio2, ratio_intervals=ratio_intervals, grad_level=grad_level,
+        ratio=ratio, ratio2=ratio2, ratio_intervals=ratio_intervals, ratio2_intervals=ratio2_intervals,
+        grad_level=grad_level,
         fits_fan_in=fits_fan_in, wide_fan_in=wide_fan_in, rho_fan_in=rho_fan_in,
         tests=tests, escapers=escapers, faster=faster)
 
