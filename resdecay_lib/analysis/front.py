@@ -53,7 +53,7 @@ import numpy as np
 
 from ..book import ledger
 from ..book.preregistration import fingerprint
-from ..checks import ArgumentTypeError, Array, Int, Real, accepts, check_int, show
+from ..checks import ArgumentTypeError, Array, Int, Real, accepts, check_int, check_real, show
 from ..maths import theory
 from ..stats import inference as stats
 from ..stats.exponents import FRONT_BLOCKS, TAIL_BLOCKS
@@ -64,7 +64,9 @@ from . import training_analysis
 __all__ = ["FRONT_BLOCKS", "TAIL_BLOCKS", "MODELS", "WINDOWS", "PREDICT_DEPTHS", "BlockProfile",
            "block_profile", "model_curve", "window", "local_slope", "ShiftedLaw", "shifted_law",
            "power_law_rss", "compare_laws", "AIC_MARGIN", "predict", "position", "against_front", "PredictionTest", "TESTS_ALPHA", "prediction_tests",
-           "prediction_width", "curve_slopes"]
+           "prediction_width", "curve_slopes", "runs_needed", "DepthScaling", "depth_scaling", "SignTest",
+           "sign_test", "last_block_jump", "position_without_last", "MarginSettling", "MARGIN_VERDICTS",
+           "settling_at_margin", "Schedule", "schedule"]
 
 #: the three accounts of what later blocks write (see the module docstring)
 MODELS = ("front", "feedback", "level")
@@ -527,3 +529,244 @@ def laws_past_front(curve, front: int = FRONT_BLOCKS, tail: int = 0) -> dict:
     check_int("tail", tail, 0, max(L - front - 3, 0))
     k = np.arange(front + 1, L - tail + 1)
     return compare_laws(k, y[front:L - tail])
+
+
+# ----------------------------------------------------------------------------- what the deep runs can show
+# Declared after the deep runs were seen (exploratory): how many runs claim-front's statistic
+# would need, whether the front grows with depth, the sign of the earlier window's slope, the
+# last block's weight in the primary window, and the settling test at the book's exponent margin.
+
+def runs_needed(sd: float, half_width: float, alpha: float = CLAIM_ALPHA, n_max: int = 100_000) -> int:
+    """The fewest runs n >= 3 whose (1 - alpha) t interval of a mean has half-width below ``half_width``
+    when the runs' standard deviation is ``sd``:
+
+        n = min { n >= 3 : t_{1 - alpha/2, n - 1} sd / sqrt(n) < half_width }.
+
+    The sd is held at its observed value (a planning number, not a guarantee: a new set of runs
+    has its own sd). With ``half_width`` the distance from 0 to a true mean m, this is the n at which
+    an interval centred on m just excludes 0; the mean of n new runs lands on either side of m, so such
+    an interval excludes 0 about half the time (power about 1/2, not the usual 0.8).
+    ``n_max``: the search's end (ValueError past it).
+
+    >>> runs_needed(1.0, 1.0, alpha=0.05)      # t_{0.975, 6} / sqrt(7) = 0.925 < 1; n = 6 gives 1.049
+    7
+    """
+    sd = check_real("sd", sd, 0.0, lo_open=True)
+    half_width = check_real("half_width", half_width, 0.0, lo_open=True)
+    alpha = check_real("alpha", alpha, 0.0, 1.0, lo_open=True, hi_open=True)
+    check_int("n_max", n_max, 3)
+    for n in range(3, n_max + 1):
+        if stats.t_quantile(1 - alpha / 2, n - 1) * sd / math.sqrt(n) < half_width:
+            return n
+    raise ValueError(f"no n up to n_max = {n_max} brings the half-width below {half_width:g} at sd = {sd:g}")
+
+
+@dataclass(frozen=True)
+class DepthScaling:
+    """How the front's offset k0 grows with the depth L (:func:`depth_scaling`).
+
+    ``ratio``: {L: t interval over runs of k0 / L (NaN bounds below three runs)}; ``slope``: the
+    least-squares slope of log k0 on log L over every run, with its t interval (df = n - 2);
+    ``reading``: "proportional" (the interval contains 1 and excludes 0), "slower" (wholly in
+    (0, 1)), "faster" (wholly above 1), "not shown to grow" (it contains 0), or "shrinks"."""
+    ratio: Mapping
+    slope: stats.TInterval
+    reading: str
+
+
+def depth_scaling(k0: Mapping, level: float = 0.95) -> DepthScaling:
+    """k0 (each run's front offset, :attr:`BlockProfile.k0`) against depth: ``k0`` is {L: [k0 of each run]}.
+
+    Per depth, the t interval of k0 / L over its runs. Over all n runs, the least-squares fit
+    log k0 = c + beta log L: beta = S_xy / S_xx with x = log L, y = log k0; its standard error
+    se = sqrt(RSS / (n - 2) / S_xx), its interval beta +- t_{(1 + level)/2, n - 2} se. beta = 1: k0
+    proportional to L (the front stays the same share of the network); beta = 0: k0 the same at every
+    depth. Needs at least two depths, four runs and every k0 positive (the fit is on log k0).
+    """
+    if not isinstance(k0, Mapping) or not k0:
+        raise ArgumentTypeError(f"k0 must be a dict {{depth: [k0 of each run]}}, got {type(k0).__name__} {show(k0)}")
+    training_analysis.check_level(level)
+    L, y = [], []
+    for depth, values in k0.items():
+        check_int("k0's depths", depth, 1)
+        v = Array(1, 1, positive=True, what="a list of positive k0, one per run").check(f"k0[{depth}]", values)
+        L += [depth] * len(v)
+        y += [float(x) for x in v]
+    if len(k0) < 2 or len(y) < 4:
+        raise ValueError(f"k0 must hold at least two depths and four runs, got {len(k0)} depths, {len(y)} runs")
+    x, ly = np.log(np.asarray(L, dtype=np.float64)), np.log(np.asarray(y))
+    sxx = float(((x - x.mean()) ** 2).sum())
+    beta = float(((x - x.mean()) * (ly - ly.mean())).sum() / sxx)
+    res = ly - ly.mean() - beta * (x - x.mean())
+    n = len(y)
+    se = math.sqrt(float(res @ res) / (n - 2) / sxx)
+    t = stats.t_quantile((1 + level) / 2, n - 2)
+    slope = stats.TInterval(beta, beta - t * se, beta + t * se, se, t, n, float(level))
+    nan = float("nan")
+    ratio = {}
+    for depth, values in sorted(k0.items()):
+        r = [float(v) / depth for v in values]
+        ratio[int(depth)] = (stats.t_interval(r, level) if len(r) >= 3 else
+                             stats.TInterval(float(np.mean(r)), nan, nan, nan, nan, len(r), float(level)))
+    if slope.lo > 0:
+        reading = "proportional" if slope.lo <= 1 <= slope.hi else "slower" if slope.hi < 1 else "faster"
+    else:
+        reading = "not shown to grow" if slope.hi >= 0 else "shrinks"
+    return DepthScaling(ratio, slope, reading)
+
+
+@dataclass(frozen=True)
+class SignTest:
+    """``n_positive`` of ``n`` nonzero values are positive; ``p``: the two-sided sign test's p value."""
+    n_positive: int
+    n: int
+    p: float
+
+
+def sign_test(values) -> SignTest:
+    """The two-sided sign test of values that are positive or negative with probability 1/2 each:
+    with n nonzero values of which m are positive, p = min(1, 2 min(P(X <= m), P(X >= m))) for
+    X ~ Binomial(n, 1/2) (``scipy.stats.binomtest``); zeros are left out (ties carry no sign).
+
+    >>> sign_test([0.5, 0.2, 0.1]).p        # 2 / 2^3
+    0.25
+    """
+    from scipy.stats import binomtest
+    v = Array(1, 1, what="a list of finite numbers").check("values", values)
+    v = np.asarray(v, dtype=np.float64)
+    v = v[v != 0]
+    if v.size < 1:
+        raise ValueError("values must hold at least one nonzero value (a sign test reads signs)")
+    m = int((v > 0).sum())
+    return SignTest(m, int(v.size), float(binomtest(m, int(v.size), 0.5).pvalue))
+
+
+def last_block_jump(curve) -> float:
+    """How much the last block's change exceeds the rest of the primary window: for a curve
+    omega_k^2, k = 1..L, omega_L^2 / mean(omega_k^2 : L/2 <= k <= L - 1) (the window of
+    :data:`PRIMARY_WINDOW` without its last block)."""
+    y = _curve(curve)
+    L = y.size
+    lo, hi = window(L, PRIMARY_WINDOW)
+    return float(y[hi - 1] / y[lo - 1:hi - 1].mean())
+
+
+def _curve(curve) -> np.ndarray:
+    try:
+        y = np.asarray(curve, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ArgumentTypeError(f"curve must be a 1-D omega_k^2 curve over k = 1..L (real numbers), got "
+                                f"{type(curve).__name__} {show(curve)}") from None
+    if y.ndim != 1 or y.size < 8 or not np.all(np.isfinite(y)) or np.any(y <= 0):
+        raise ValueError(f"curve must be a 1-D positive omega_k^2 curve over k = 1..L with L >= 8, got shape {y.shape}")
+    return y
+
+
+def position_without_last(curve, predictions: Mapping) -> float:
+    """:func:`position` of a deep run's curve (k = 1..L) with its last block left out, measured and
+    predicted alike: the run's local slope over k in [L/2, L - 1] placed between the front and level
+    models' mean slopes over the same k, each model's slope the mean over its seeds of the slope of
+    its committed per-seed curve (``curve_per_seed`` in the predictions). A sensitivity: the last block
+    jumps (:func:`last_block_jump`), and the level model's [L/2, L] slope is its measured tail alone."""
+    y = _curve(curve)
+    L = y.size
+    lo, hi = window(L, PRIMARY_WINDOW)
+    k = np.arange(1, L + 1)
+    slope = local_slope(k, y, lo, hi - 1)
+    means = {}
+    for m in ("front", "level"):
+        if not isinstance(predictions, Mapping) or "models" not in predictions:
+            raise ArgumentTypeError("predictions must be the dict of results/predictions/front.json (front.predict's)")
+        try:
+            e = predictions["models"][m][str(L)]
+        except KeyError:
+            raise ValueError(f"the predictions hold no {m!r} curve for L = {L}") from None
+        kk = np.asarray(e["k"], dtype=np.float64)
+        means[m] = float(np.mean([local_slope(kk, np.asarray(c, dtype=np.float64), lo, hi - 1)
+                                  for c in e["curve_per_seed"]]))
+    h = (means["level"] - means["front"]) / 2
+    return (slope - (means["front"] + means["level"]) / 2) / h if h > 0 else float("nan")
+
+
+@dataclass(frozen=True)
+class MarginSettling:
+    """The settling test's paired change read at a given ``margin`` (:func:`settling_at_margin`):
+    ``change`` the (1 - 2 alpha) t interval of d = b(steps[1]) - b(steps[0]) over runs (the TOST
+    reading), ``two_sided`` its (1 - alpha) interval; ``verdict`` one of :data:`MARGIN_VERDICTS`."""
+    steps: tuple
+    change: stats.TInterval
+    two_sided: stats.TInterval
+    margin: float
+    verdict: str
+
+
+#: what :func:`settling_at_margin` may say
+MARGIN_VERDICTS = ("settled", "rising beyond the margin", "falling beyond the margin", "rising", "falling",
+                   "undetermined")
+
+
+def settling_at_margin(sweep, arch: str, L: int, margin: float, k_min: int = 2,
+                       steps=training_analysis.SETTLE_STEPS,
+                       alpha: float = training_analysis.SETTLE_ALPHA) -> MarginSettling:
+    """``training_analysis.settling``'s paired change of each run's exponent from steps[0] to steps[1]
+    (:func:`training_analysis.seed_exponents`, k_min..L), read at ``margin`` instead of the between-seed sd:
+    "settled" when the (1 - 2 alpha) interval lies inside +-margin (TOST at alpha); "rising beyond the
+    margin" when it lies wholly above +margin (one-sided at alpha: the change exceeds the margin),
+    "falling beyond the margin" wholly below -margin; otherwise "rising" or "falling" when the
+    (1 - alpha) interval excludes 0 on that side; otherwise "undetermined"."""
+    if not isinstance(sweep, training_analysis.StoredSweep):
+        raise ArgumentTypeError(f"sweep must be a StoredSweep, got {type(sweep).__name__}")
+    margin = check_real("margin", margin, 0.0, lo_open=True)
+    alpha = check_real("alpha", alpha, 0.0, 0.5, lo_open=True, hi_open=True)
+    if (not isinstance(steps, (tuple, list)) or len(steps) != 2
+            or any(s not in sweep.measure_steps for s in steps) or steps[0] >= steps[1]):
+        raise ValueError(f"steps must be two increasing steps the sweep measures ({list(sweep.measure_steps)}), "
+                         f"got {steps!r}")
+    a, b = (training_analysis.seed_exponents(sweep, arch, L, s, k_min) for s in steps)
+    if len(b) < 3 or len(a) != len(b):
+        raise ValueError(f"settling_at_margin needs 3 or more runs of {arch} at L={L} measured at both steps, "
+                         f"got {len(a)} and {len(b)}")
+    d = b - a
+    tost, two = stats.t_interval(d, 1 - 2 * alpha), stats.t_interval(d, 1 - alpha)
+    if -margin <= tost.lo and tost.hi <= margin:
+        verdict = "settled"
+    elif tost.lo > margin:
+        verdict = "rising beyond the margin"
+    elif tost.hi < -margin:
+        verdict = "falling beyond the margin"
+    else:
+        verdict = "rising" if two.lo > 0 else "falling" if two.hi < 0 else "undetermined"
+    return MarginSettling(tuple(steps), tost, two, margin, verdict)
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """A run's learning-rate schedule (``training.train.lr_factor``): ``warmup`` steps of linear
+    warm-up, then a cosine from 1 to ``min_lr_frac`` at the last of ``steps``; ``constant_steps``:
+    steps past the warm-up at which the factor does not fall (0: every window past it is in the decay)."""
+    steps: int
+    warmup: int
+    min_lr_frac: float
+    constant_steps: int
+
+    def factor(self, step: int) -> float:
+        """The learning-rate multiplier at ``step`` (0-based): (s + 1) / warmup for s < warmup, else
+        min_lr_frac + (1 - min_lr_frac) (1 + cos(pi p)) / 2, p = min(1, (s - warmup) / max(1, steps - warmup - 1))."""
+        check_int("step", step, 0)
+        if step < self.warmup:
+            return (step + 1) / self.warmup
+        p = min(1.0, (step - self.warmup) / max(1, self.steps - self.warmup - 1))
+        return self.min_lr_frac + (1 - self.min_lr_frac) * 0.5 * (1 + math.cos(math.pi * p))
+
+
+def schedule(config: Mapping) -> Schedule:
+    """The :class:`Schedule` of a run's recorded ``config`` (its ``steps``, ``warmup``, ``min_lr_frac``)."""
+    if not isinstance(config, Mapping) or not all(f in config for f in ("steps", "warmup", "min_lr_frac")):
+        raise ArgumentTypeError(f"config must be a run's config dict with steps, warmup and min_lr_frac, got "
+                                f"{type(config).__name__} {show(config)}")
+    steps = check_int("config['steps']", config["steps"], 1)
+    warmup = check_int("config['warmup']", config["warmup"], 0, steps - 1)
+    frac = check_real("config['min_lr_frac']", config["min_lr_frac"], 0.0, 1.0)
+    s = Schedule(steps, warmup, frac, 0)
+    f = np.array([s.factor(i) for i in range(warmup, steps)])
+    return Schedule(steps, warmup, frac, int((np.diff(f) >= 0).sum()))

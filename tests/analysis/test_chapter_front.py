@@ -101,11 +101,79 @@ def test_long_front_words_waits_for_three_runs():
     assert front.long_front_words({0: 12.0, 1: 11.0}, {0: 35.0, 1: 28.0}) == "Their front is compared once three are stored"
 
 
-@pytest.mark.parametrize("verdict", ["settled", "rising", "falling", "undetermined", None])
-def test_long_card_words_one_sentence_per_verdict_or_the_wait(verdict):
-    words = front.long_card_words(verdict)
-    assert words == (front.SETTLE_CARD[verdict] if verdict else
-                     "whether longer training moves the depth-24 exponent waits for the 10,800-step runs")
+@pytest.mark.parametrize("verdict", ["settled", "rising", "falling", "undetermined"])
+def test_long_card_words_gives_the_verdict_within_runs_then_end_against_end(verdict):
+    words = front.long_card_words(settling(verdict))
+    assert words == (front.SETTLE_CARD[verdict] + "; end against end, its end is not distinguishable from the "
+                     "3,600-step schedule's (+0.10, -0.11 to +0.30, Welch 95%), so the runs do not show that longer "
+                     "training ends further from the theorem's decay, or closer to it")
+
+
+def test_long_card_words_reads_an_end_interval_wholly_above_or_below_zero_and_waits_without_runs():
+    above = training_analysis.Settling((6000, 10800), iv(0.178, 0.123, 0.233), 0.144, "rising", 0.05, 0.30, 0.17, 0.05)
+    below = training_analysis.Settling((6000, 10800), iv(-0.178, -0.233, -0.123), 0.144, "falling", -0.30, -0.05,
+                                       -0.17, 0.05)
+    assert front.long_card_words(above).endswith("(+0.17, +0.05 to +0.30, Welch 95%): longer training ends further "
+                                                 "from the theorem's decay")
+    assert front.long_card_words(below).endswith("longer training ends closer to the theorem's decay")
+    assert front.long_card_words(None) == "whether longer training moves the depth-24 exponent waits for the 10,800-step runs"
+
+
+def test_the_rising_clause_claims_no_more_than_the_rule_shows():
+    # "rising" needs only a 95% interval that excludes 0, not a change beyond the margin
+    assert "more than" not in front.SETTLE_CLAUSES["rising"] and "excludes 0" in front.SETTLE_CLAUSES["rising"]
+    assert "further from the theorem's decay" not in front.SETTLE_CARD["rising"]
+
+
+def _margin_reading(verdict, lo=0.123, hi=0.233):
+    return front_models.MarginSettling((6000, 10800), iv((lo + hi) / 2, lo, hi), iv((lo + hi) / 2, lo - 0.03, hi + 0.03),
+                                       0.1, verdict)
+
+
+@pytest.mark.parametrize("verdict", front_models.MARGIN_VERDICTS)
+def test_settle_margin_words_gives_the_interval_and_its_place_against_the_margin(verdict):
+    words = front.settle_margin_words(_margin_reading(verdict))
+    assert words == "the same 90% interval of the change (+0.123 to +0.233) " + front.MARGIN_CLAUSES[verdict]
+
+
+def test_settle_margin_words_waits_without_runs():
+    assert front.settle_margin_words(None) == "the reading at the book's exponent margin waits for three runs"
+
+
+def test_schedule_words_names_the_warm_up_the_cosine_and_the_rates_fall_over_the_window():
+    s = front_models.schedule({"steps": 10800, "warmup": 540, "min_lr_frac": 0.1})
+    assert front.schedule_words(s, (6000, 10800)) == (
+        "a linear warm-up of 540 steps, then a cosine from the peak rate to 0.1 of it at step 10,800: no constant "
+        "part. Between steps 6,000 and 10,800 the rate falls from 0.50 to 0.10 of its peak")
+    held = front_models.schedule({"steps": 100, "warmup": 10, "min_lr_frac": 1.0})
+    assert "a part of 89 steps past the warm-up at which the rate does not fall" in front.schedule_words(held, (20, 99))
+    assert front.schedule_words(None, (6000, 10800)) == "the schedule is read once a run is stored"
+
+
+def test_power_words_says_the_runs_cannot_decide_and_how_many_would_or_that_they_suffice():
+    assert front.power_words(8, 34, 12) == (
+        "these 8 runs cannot decide: telling the two predictions apart needs about 34 runs, and even if the true "
+        "mean were the observed one, an interval excluding 0 needs about 12")
+    assert front.power_words(40, 34, 12) == "the 40 runs stored are enough to tell the two predictions apart"
+
+
+def _scaling(lo, hi, ratios, reading):
+    slope = TInterval((lo + hi) / 2, lo, hi, 0.1, 2.2, 13, 0.95)
+    return front_models.DepthScaling({L: iv(r, r - 0.1, r + 0.1) for L, r in zip((24, 48, 96), ratios)}, slope,
+                                     reading)
+
+
+def test_scaling_words_reads_the_slope_and_where_the_depth_stands_against_the_front():
+    words = front.scaling_words(_scaling(0.61, 1.05, (1.34, 1.19, 1.08), "proportional"))
+    assert words.startswith("the least-squares slope of $\\log k_0$ on $\\log L$ over the 13 runs is 0.83 (0.61 to "
+                            "1.05, 95% $t$ interval): its interval contains 1 and excludes 0")
+    assert words.endswith("between 1.08 and 1.34 at the depths trained, so on average even the last block lies "
+                          "before $k_0$: \"past the front\" is never reached at these depths")
+    share = front.scaling_words(_scaling(0.61, 1.05, (0.5, 0.6, 0.55), "proportional"))
+    assert share.endswith("between 0.50 and 0.60: a deeper network's front keeps the same share of its blocks")
+    assert front.scaling_words(_scaling(-0.2, 0.3, (1, 1, 1), "not shown to grow")).endswith(
+        front.SCALING_CLAUSES["not shown to grow"])
+    assert front.scaling_words(None).startswith("the front's growth with depth is read once")
 
 
 @pytest.mark.parametrize("how", ["steeper", "flatter", "not distinguishable"])
@@ -139,6 +207,25 @@ def test_laws_table_marks_a_flat_fit_the_longer_runs_steps_and_a_curve_too_short
                     "| `all-minilm-l6` | - | neither (3 blocks past the front: too few) | - | - | - |"]
 
 
+def test_scaling_table_gives_each_depths_runs_k0_and_k0_over_L():
+    k0 = {24: (36.0, 28.0, 32.0), 96: (118.0, 111.0)}
+    nan = float("nan")
+    sc = front_models.DepthScaling({24: iv(1.33, 1.18, 1.49), 96: TInterval(1.19, nan, nan, nan, nan, 2, 0.95)},
+                                   iv(0.83, 0.61, 1.05), "proportional")
+    assert front.scaling_table(k0, sc).splitlines()[2:] == ["| 24 | 3 | 36, 28, 32 | 1.33 [1.18, 1.49] |",
+                                                            "| 96 | 2 | 118, 111 | 1.19 |"]
+
+
+def test_sensitivity_and_source_tables_have_a_row_per_run():
+    run = front.DeepRun("pre_ln_L48_s0", 48, np.ones(48), {"quarter_half": 0.59, "half_end": 1.04}, 4.79, "above",
+                        None, 1.621, True)
+    assert front.sensitivity_table([run], [4.53], [1.804]).splitlines()[2:] == [
+        "| `pre_ln_L48_s0` | 48 | +4.79 | 1.8 | +4.53 |"]
+    src = {"pre_ln_L24_s1": {"quarter_half": 0.37}, "pre_ln_L24_s0": {"quarter_half": 0.25}}
+    assert front.source_table(src, [-0.195, -0.234]).splitlines()[2:] == [
+        "| `pre_ln_L24_s0` | -0.20 | +0.25 |", "| `pre_ln_L24_s1` | -0.23 | +0.37 |"]
+
+
 def test_settling_table_has_a_row_per_step_of_either_schedule():
     table = front.settling_table({3600: iv(-0.16, -0.34, 0.02)}, {3600: iv(-0.40, -0.71, -0.09),
                                                                   10800: iv(-0.07, -0.28, 0.15)})
@@ -159,7 +246,8 @@ def _empty_result(**changes) -> front.FrontResult:
                   order=front.RunOrder("15cc3ab", "2026-12-02", (), ("pre_ln_L48_s0",)), runs=(), position=None,
                   pred_width=1.5, draft=front.DraftReading((), None), tests=(), laws=(), long_n_runs=0,
                   exponent_short={}, exponent_long={}, settle=None, k0_long={}, k0_short={}, wide=(),
-                  wide_64=None, wide_128=None, wide_how=None)
+                  wide_64=None, wide_128=None, wide_how=None, source_slopes={}, k0_by_depth={}, predictions={},
+                  settle_exp=None, long_schedule=None)
     return front.FrontResult(**(fields | changes))
 
 
@@ -202,6 +290,10 @@ def test_with_nothing_run_the_evidence_is_nan_and_every_sentence_waits():
     assert g["wide_words"].startswith("fewer than three are stored (0)")
     assert g["front_missing"] == "`pre_ln_L48_s0`"
     assert math.isnan(g["front_tests_level"]) and math.isnan(g["front_q48_measured"])
+    assert math.isnan(g["front_runs_needed_sep"]) and g["front_power_words"].startswith("the power computation waits")
+    assert g["front_scaling_words"].startswith("the front's growth with depth is read once")
+    assert g["front_settle_margin_words"].endswith("waits for three runs")
+    assert g["front_schedule_words"] == "the schedule is read once a run is stored"
     assert all(isinstance(g[n], Table) for n in g if n.endswith("_table"))
 
 
@@ -255,3 +347,14 @@ def test_the_result_on_the_stored_runs_agrees_with_their_json(result):
     n_src = sum(_stored_run("train_long", f"pre_ln_L24_s{s}")["status"] == "ok" for s in range(5))
     assert len(result.laws) == n_src + len(deep) + 3 + len(front.PRETRAINED)
     assert sum(result.laws_count.values()) == len(result.laws)
+    # declared after the deep runs were seen: each deep run's slope over [L/4, L/2] and its last block
+    # against the rest of [L/2, L - 1], from its JSON
+    for r, jump in zip(result.runs, result.jumps):
+        y = _curve(_stored_run("train_deep", r.name), 3600)
+        k = np.arange(math.ceil(r.L / 4), r.L // 2 + 1)
+        assert r.slopes["quarter_half"] == pytest.approx(_slope(k, y[k - 1]), abs=1e-10)
+        assert jump == pytest.approx(y[-1] / y[r.L // 2 - 1:r.L - 1].mean(), rel=1e-12)
+    assert result.early_signs.n_positive == sum(r.slopes["quarter_half"] > 0 for r in result.runs)
+    # every Pre-LN run at depths 24, 48, 96 enters the slope of log k0 on log L
+    assert result.scaling.slope.n == n_src + len(deep)
+    assert result.long_schedule == front_models.schedule(_stored_run("train_long3x", "pre_ln_L24_s0")["config"])

@@ -140,3 +140,128 @@ def test_prediction_tests_are_welch_intervals_bonferroni_corrected_over_every_te
     iv = inference.t_interval(runs, 1 - 0.05 / 6)           # a flat prediction: the runs' own interval
     assert (lv.lo, lv.hi) == pytest.approx((iv.lo, iv.hi)) and lv.refuted == (iv.lo > 0 or iv.hi < 0)
     assert front.prediction_tests({96: {w: runs[:2] for w in front.WINDOWS}}, pred) == []
+
+
+# ----------------------------------------------------------------------------- declared after the deep runs were seen
+
+def test_runs_needed_is_the_first_n_whose_t_half_width_falls_below_the_target():
+    from scipy.stats import t
+    # t_{0.975, 6} / sqrt(7) = 0.925 < 1 while t_{0.975, 5} / sqrt(6) = 1.050
+    assert front.runs_needed(1.0, 1.0, alpha=0.05) == 7
+    n = front.runs_needed(5.0, 2.0)                      # claim-front's level, 1 - 0.05/2
+    assert t.ppf(1 - 0.0125, n - 1) * 5 / math.sqrt(n) < 2 <= t.ppf(1 - 0.0125, n - 2) * 5 / math.sqrt(n - 1)
+
+
+def test_runs_needed_rejects_a_zero_spread_and_a_search_that_ends_too_soon():
+    with pytest.raises(ValueError, match="sd"):
+        front.runs_needed(0.0, 1.0)
+    with pytest.raises(ValueError, match="n_max = 5"):
+        front.runs_needed(10.0, 0.1, n_max=5)
+
+
+def test_depth_scaling_finds_a_front_proportional_to_depth_and_one_that_does_not_grow():
+    from scipy.stats import linregress
+    noise = (math.exp(0.1), math.exp(-0.1), 1.0)           # balanced at every depth: the slope is exactly 1
+    k0 = {L: [1.25 * L * e for e in noise] for L in (24, 48, 96)}
+    s = front.depth_scaling(k0)
+    x = [math.log(L) for L in k0 for _ in noise]
+    y = [math.log(v) for L in k0 for v in k0[L]]
+    ref = linregress(x, y)
+    assert s.slope.mean == pytest.approx(1.0, abs=1e-12) and s.slope.se == pytest.approx(ref.stderr, rel=1e-9)
+    assert s.reading == "proportional" and s.slope.n == 9
+    assert s.ratio[48].mean == pytest.approx(1.25 * np.mean(noise), rel=1e-12)
+    flat = front.depth_scaling({L: [30.0 * e for e in noise] for L in (24, 48, 96)})
+    assert flat.slope.mean == pytest.approx(0.0, abs=1e-12) and flat.reading == "not shown to grow"
+
+
+def test_depth_scaling_needs_two_depths_four_runs_and_positive_k0():
+    with pytest.raises(ValueError, match="two depths"):
+        front.depth_scaling({24: [30.0, 31.0, 32.0, 33.0]})
+    with pytest.raises(ValueError, match="k0\\[48\\]"):
+        front.depth_scaling({24: [30.0, 31.0], 48: [-1.0, 60.0]})
+
+
+def test_sign_test_counts_positive_signs_leaves_zeros_out_and_gives_the_binomial_p():
+    assert front.sign_test([0.5, 0.2, 0.1]) == front.SignTest(3, 3, 0.25)
+    assert front.sign_test([0.6] * 8).p == pytest.approx(2 / 2 ** 8)
+    assert front.sign_test([1.0, 0.0, -1.0]) == front.SignTest(1, 2, 1.0)
+    with pytest.raises(ValueError, match="nonzero"):
+        front.sign_test([0.0, 0.0])
+
+
+def test_last_block_jump_is_the_last_change_over_the_rest_of_the_later_half():
+    curve = np.ones(8)
+    curve[-1] = 3.0
+    curve[3] = 2.0                          # k = 4 = L/2 is in the window: the rest's mean is 5/4
+    assert front.last_block_jump(curve) == pytest.approx(3.0 / 1.25)
+    with pytest.raises(ValueError, match="positive"):
+        front.last_block_jump(np.zeros(8))
+
+
+def test_position_without_last_places_the_slope_over_L_half_to_L_minus_one_between_the_models():
+    L = 16
+    k = np.arange(4, L + 1, dtype=float)
+    level = np.ones_like(k)
+    level[-1] = 5.0                         # the level model's tail: left out with block L
+    pred = {"models": {"front": {str(L): {"k": list(k), "curve_per_seed": [list(1 / k), list(2 / k)]}},
+                       "level": {str(L): {"k": list(k), "curve_per_seed": [list(level)]}}}}
+    kk = np.arange(1, L + 1, dtype=float)
+    halfway = kk ** -0.5
+    halfway[-1] = 10.0                      # a jumped last block changes nothing without it
+    assert front.position_without_last(halfway, pred) == pytest.approx(0.0, abs=1e-12)   # midway: u = 0
+    assert front.position_without_last(np.ones(L), pred) == pytest.approx(1.0, abs=1e-12)
+    assert front.position_without_last(1 / kk, pred) == pytest.approx(-1.0, abs=1e-12)
+    with pytest.raises(ValueError, match="no 'front' curve for L = 8"):
+        front.position_without_last(np.ones(8), pred)
+
+
+def _late_sweep(changes, L=8, steps=(6000, 10800)):
+    """A StoredSweep whose run of seed s is the power law k^-0.3 at steps[0] and k^(-0.3 + changes[s]) at steps[1]."""
+    from resdecay_lib.analysis import training_analysis
+    k = np.arange(1, L + 1)
+    runs = {}
+    for s, d in enumerate(changes):
+        ck = [{"step": st, "measure": {"stream": {"omega_sq_per_sequence": np.tile(0.5 * k ** b, (2, 1)).tolist()}}}
+              for st, b in zip(steps, (-0.3, -0.3 + d))]
+        runs[("pre_ln", L, s)] = {"name": f"pre_ln_L{L}_s{s}", "status": "ok", "seed": s,
+                                  "config": {"arch": "pre_ln"}, "checkpoints": ck}
+    spec = {"name": "long", "archs": ["pre_ln"], "seeds": list(range(len(changes))), "depths": {"pre_ln": [L]},
+            "plan": {"measure_steps": list(steps)}}
+    return training_analysis.StoredSweep(spec, runs)
+
+
+@pytest.mark.parametrize("changes, margin, verdict", [
+    ([0.20, 0.19, 0.21], 0.1, "rising beyond the margin"),     # 90% interval about [0.18, 0.22], above 0.1
+    ([0.20, 0.19, 0.21], 0.5, "settled"),
+    ([-0.20, -0.19, -0.21], 0.1, "falling beyond the margin"),
+    ([0.20, 0.10, 0.15], 0.12, "rising"),                     # 90% [0.07, 0.23] crosses 0.12; 95% [0.03, 0.27]
+    ([0.30, -0.20, 0.05], 0.1, "undetermined"),
+])
+def test_settling_at_margin_reads_the_paired_change_against_the_given_margin(changes, margin, verdict):
+    r = front.settling_at_margin(_late_sweep(changes), "pre_ln", 8, margin)
+    assert r.verdict == verdict and r.margin == margin
+    assert r.change.mean == pytest.approx(np.mean(changes), abs=1e-10)
+    assert r.change.level == pytest.approx(0.9) and r.two_sided.level == pytest.approx(0.95)
+
+
+def test_settling_at_margin_rejects_a_zero_margin_unmeasured_steps_and_two_runs():
+    sw = _late_sweep([0.2, 0.1, 0.15])
+    with pytest.raises(ValueError, match="margin"):
+        front.settling_at_margin(sw, "pre_ln", 8, 0.0)
+    with pytest.raises(ValueError, match="steps"):
+        front.settling_at_margin(sw, "pre_ln", 8, 0.1, steps=(6000, 9000))
+    with pytest.raises(ValueError, match="3 or more runs"):
+        front.settling_at_margin(_late_sweep([0.2, 0.1]), "pre_ln", 8, 0.1)
+
+
+def test_schedule_is_the_training_loops_warm_up_then_cosine_with_no_constant_part():
+    from resdecay_lib.training.plan import TrainConfig
+    from resdecay_lib.training.train import lr_factor
+    cfg = TrainConfig(steps=60, warmup=6, min_lr_frac=0.1)
+    s = front.schedule({"steps": 60, "warmup": 6, "min_lr_frac": 0.1})
+    assert [s.factor(i) for i in range(60)] == pytest.approx([lr_factor(i, cfg) for i in range(60)], abs=1e-15)
+    assert s.constant_steps == 0
+    held = front.schedule({"steps": 60, "warmup": 6, "min_lr_frac": 1.0})     # cosine from 1 to 1: all flat
+    assert held.constant_steps == 60 - 6 - 1
+    with pytest.raises(ValueError, match="warmup"):
+        front.schedule({"steps": 60, "warmup": 60, "min_lr_frac": 0.1})

@@ -14,7 +14,14 @@ before any deeper run was made (``results/predictions/front.json``, :mod:`resdec
 * every committed prediction tested by the file's Welch test (:func:`analysis.front.prediction_tests`);
 * the shifted law a / (k + k0) against a power law past the front (:func:`analysis.front.laws_past_front`);
 * the exponent through a 10,800-step schedule and whether it settles (:func:`analysis.training_analysis.settling`);
-* the exponent and front at width 128 (descriptive).
+* the exponent and front at width 128 (descriptive);
+* declared after the deep runs were seen (exploratory): how many runs claim-front's statistic would
+  need (:func:`analysis.front.runs_needed`), how the front's k0 grows with depth
+  (:func:`analysis.front.depth_scaling`), the sign of every deep run's slope over [L/4, L/2]
+  (:func:`analysis.front.sign_test`), u without the last block (:func:`analysis.front.position_without_last`),
+  the front model against its own source runs, and the settling test read at the book's exponent
+  margin (:func:`analysis.front.settling_at_margin`) over a schedule with no constant part
+  (:func:`analysis.front.schedule`).
 
 :func:`chapter` computes it from the stored runs and records under the book's folder; the
 wording functions (``*_words``) write each sentence that depends on the evidence, and the
@@ -28,6 +35,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
+from ...book import ledger
 from ...book.glues import EvidenceGlue, Table, Words
 from ...book.notebooks import book_root
 from ...stats import inference as stats
@@ -40,12 +48,15 @@ __all__ = ["FrontResult", "chapter", "FrontProfile", "PredictedSlopes", "DeepRun
            "PRETRAINED", "missing_words", "front_words", "premise_words", "premise_reading_words",
            "laws_words", "long_words", "long_front_words", "long_card_words", "wide_words",
            "profiles_table", "predicted_table", "runs_table", "tests_table", "laws_table",
-           "settling_table", "wide_table"]
+           "settling_table", "wide_table", "power_words", "scaling_words", "settle_margin_words",
+           "schedule_words", "scaling_table", "sensitivity_table", "source_table", "U_SEPARATION"]
 
 #: the pretrained models whose curves join the shifted-law comparison (their Shakespeare records)
 PRETRAINED = ("smollm2-135m", "qwen2.5-coder-0.5b", "gemma3-270m", "all-minilm-l6")
 #: a fitted shifted law whose k0 exceeds this is a flat curve (its grid runs to 1e6)
 FLAT_K0 = 1e5
+#: the distance between the two predictions on the scale of u (front -1, level +1)
+U_SEPARATION = 2.0
 
 
 # ----------------------------------------------------------------------------- the result's parts
@@ -244,18 +255,26 @@ def laws_words(shifted: int, power: int, neither: int) -> Words:
 
 #: what the settling test's verdict says, in the sentence of :func:`long_words`
 SETTLE_CLAUSES = {"settled": "it has settled, to within the seeds' own spread",
-                  "rising": "it is still rising, by more than the seeds' spread",
-                  "falling": "it is still falling, by more than the seeds' spread",
+                  "rising": "it has not settled and is still rising (the 95% interval of the change excludes 0)",
+                  "falling": "it has not settled and is still falling (the 95% interval of the change excludes 0)",
                   "undetermined": "the runs cannot tell whether it still moves"}
-#: what the verdict means for the card's question, in :func:`long_card_words`
-SETTLE_CARD = {"rising": "trained three times longer, the depth-24 exponent is still rising at the end: longer "
-                         "training takes the curve further from the theorem's decay, not back towards it",
-               "falling": "trained three times longer, the depth-24 exponent is falling back towards the "
-                          "theorem's decay",
+#: what the verdict means for the card's question, in :func:`long_card_words`: within each run
+SETTLE_CARD = {"rising": "trained three times longer, the depth-24 exponent is still rising late in each run "
+                         "(steps 6,000 to 10,800, paired), away from the theorem's decay",
+               "falling": "trained three times longer, the depth-24 exponent is still falling late in each run "
+                          "(steps 6,000 to 10,800, paired), back towards the theorem's decay",
                "settled": "trained three times longer, the depth-24 exponent settles, so the flat curve is not an "
                           "artefact of a short schedule",
                "undetermined": "trained three times longer, the runs cannot tell whether the depth-24 exponent "
                                "still moves"}
+#: and end of schedule against end of schedule (the Welch interval), in :func:`long_card_words`
+END_CARD = {"flatter": "its end is flatter than the 3,600-step schedule's ({end}): longer training ends further "
+                       "from the theorem's decay",
+            "steeper": "its end is steeper than the 3,600-step schedule's ({end}): longer training ends closer "
+                       "to the theorem's decay",
+            "not distinguishable": "its end is not distinguishable from the 3,600-step schedule's ({end}), so the "
+                                   "runs do not show that longer training ends further from the theorem's decay, "
+                                   "or closer to it"}
 
 
 def long_words(n_runs: int, settle: training_analysis.Settling | None = None,
@@ -292,11 +311,91 @@ def long_front_words(k0_long: Mapping[int, float], k0_short: Mapping[int, float]
                  "(a description of three runs, not a test)")
 
 
-def long_card_words(verdict: str | None) -> Words:
-    """What the settling test's ``verdict`` (None: fewer than three runs) says of the card's question."""
-    if verdict is None:
+def long_card_words(settle: training_analysis.Settling | None) -> Words:
+    """What the settling test (None: fewer than three runs) says of the card's question: its verdict
+    within each run (:data:`SETTLE_CARD`), then end against end (:data:`END_CARD`: the Welch interval
+    of the exponent at the end of the 10,800-step schedule minus the 3,600-step one's, "flatter" when
+    it lies above 0, "steeper" below, else "not distinguishable")."""
+    if settle is None:
         return Words("whether longer training moves the depth-24 exponent waits for the 10,800-step runs")
-    return Words(SETTLE_CARD[verdict])
+    how = "flatter" if settle.end_lo > 0 else "steeper" if settle.end_hi < 0 else "not distinguishable"
+    end = f"{settle.end_diff:+.2f}, {settle.end_lo:+.2f} to {settle.end_hi:+.2f}, Welch 95%"
+    return Words(SETTLE_CARD[settle.verdict] + "; end against end, " + END_CARD[how].format(end=end))
+
+
+#: what :func:`analysis.front.settling_at_margin` says, in :func:`settle_margin_words`
+MARGIN_CLAUSES = {
+    "settled": "lies inside it: settled at this margin too",
+    "rising beyond the margin": "lies wholly above it: between the two steps the exponent rises by more than "
+                                "the margin (one-sided, at the test's alpha)",
+    "falling beyond the margin": "lies wholly below its negative: between the two steps the exponent falls by "
+                                 "more than the margin (one-sided, at the test's alpha)",
+    "rising": "crosses it while the 95% interval excludes 0: rising, by an amount the runs cannot place "
+              "against the margin",
+    "falling": "crosses it while the 95% interval excludes 0: falling, by an amount the runs cannot place "
+               "against the margin",
+    "undetermined": "crosses it and the 95% interval holds 0: the runs cannot say"}
+
+
+def settle_margin_words(reading: front_models.MarginSettling | None) -> Words:
+    """The settling test's paired change read at the book's exponent margin (``reading``:
+    :func:`analysis.front.settling_at_margin`; None below three runs)."""
+    if reading is None:
+        return Words("the reading at the book's exponent margin waits for three runs")
+    ch = reading.change
+    return Words(f"the same 90% interval of the change ({ch.lo:+.3f} to {ch.hi:+.3f}) "
+                 + MARGIN_CLAUSES[reading.verdict])
+
+
+def schedule_words(s: front_models.Schedule | None, steps: Sequence[int]) -> Words:
+    """What the 10,800-step runs' schedule ``s`` (None below one run) is, and the rate's fall over ``steps``."""
+    if s is None:
+        return Words("the schedule is read once a run is stored")
+    parts = ("no constant part" if s.constant_steps == 0 else
+             f"a part of {s.constant_steps:,} steps past the warm-up at which the rate does not fall")
+    return Words(f"a linear warm-up of {s.warmup:,} steps, then a cosine from the peak rate to {s.min_lr_frac:g} of "
+                 f"it at step {s.steps:,}: {parts}. Between steps {steps[0]:,} and {steps[1]:,} the rate falls from "
+                 f"{s.factor(steps[0]):.2f} to {s.factor(steps[1]):.2f} of its peak")
+
+
+def power_words(n_runs: int, n_sep: int, n_zero: int) -> Words:
+    """Whether ``n_runs`` deep runs could decide claim-front, against ``n_sep`` (runs for a half-width
+    below the two predictions' separation) and ``n_zero`` (runs for an interval around the observed
+    mean to exclude 0), both from :func:`analysis.front.runs_needed`."""
+    if n_runs >= n_sep:
+        return Words(f"the {n_runs} runs stored are enough to tell the two predictions apart")
+    return Words(f"these {n_runs} runs cannot decide: telling the two predictions apart needs about {n_sep} runs, "
+                 f"and even if the true mean were the observed one, an interval excluding 0 needs about {n_zero}")
+
+
+#: what :func:`analysis.front.depth_scaling`'s reading says, in :func:`scaling_words`
+SCALING_CLAUSES = {
+    "proportional": "its interval contains 1 and excludes 0: the front grows in proportion to the depth",
+    "slower": "its interval lies between 0 and 1: the front grows with depth, more slowly than the depth, so a "
+              "deep enough network would reach past it",
+    "faster": "its interval lies above 1: the front grows faster than the depth",
+    "not shown to grow": "its interval contains 0: the runs do not show the front growing with depth",
+    "shrinks": "its interval lies below 0: the front shrinks with depth"}
+
+
+def scaling_words(scaling: front_models.DepthScaling | None) -> Words:
+    """What the slope of log k0 on log L (``scaling``; None: too few runs) says; when it reads
+    "proportional", also where the depth stands against the front: the mean k0 / L of every depth
+    at 1 or above puts every block before its front (k <= L <= k0), so "past the front" is not reached."""
+    if scaling is None:
+        return Words("the front's growth with depth is read once two depths hold four runs")
+    sl = scaling.slope
+    words = (f"the least-squares slope of $\\log k_0$ on $\\log L$ over the {sl.n} runs is {sl.mean:.2f} "
+             f"({sl.lo:.2f} to {sl.hi:.2f}, 95% $t$ interval): " + SCALING_CLAUSES[scaling.reading])
+    if scaling.reading == "proportional":
+        ratios = [r.mean for r in scaling.ratio.values()]
+        lo, hi = min(ratios), max(ratios)
+        words += (f", and its mean $k_0 / L$ lies between {lo:.2f} and {hi:.2f} at the depths trained, so on "
+                  "average even the last block lies before $k_0$: \"past the front\" is never reached at these depths"
+                  if lo >= 1 else
+                  f", its mean $k_0 / L$ between {lo:.2f} and {hi:.2f}: a deeper network's front keeps the same "
+                  "share of its blocks")
+    return Words(words)
 
 
 #: what :func:`analysis.training_analysis.compare_exponents` says, in :func:`wide_words`
@@ -395,6 +494,31 @@ def settling_table(short: Mapping[int, stats.TInterval], long: Mapping[int, stat
                                    for iv in (short, long))] for st in sorted(set(short) | set(long))])
 
 
+def scaling_table(k0: Mapping[int, Sequence[float]], scaling: front_models.DepthScaling) -> Table:
+    """Per depth: the runs, their k0 (each run's, from the Gram) and k0 / L (mean and 95 % t interval over runs)."""
+    rows = []
+    for L, r in scaling.ratio.items():
+        ratio = _interval(r.mean, r.lo, r.hi).replace("+", "") if r.n >= 3 else f"{r.mean:.2f}"
+        rows.append([L, len(k0[L]), ", ".join(f"{v:.0f}" for v in k0[L]), ratio])
+    return Table.of(["depth $L$", "runs", "$k_0$ of each run", "$k_0 / L$"], rows)
+
+
+def sensitivity_table(runs: Sequence[DeepRun], u_without_last: Sequence[float], jumps: Sequence[float]) -> Table:
+    """Each deep run's position u, how much its last block's change exceeds the rest of the window
+    (:func:`analysis.front.last_block_jump`) and u without that block (:func:`analysis.front.position_without_last`)."""
+    return Table.of(["run", "depth", "$u$", "last block / rest of the window", "$u$ without block $L$"],
+                    [[f"`{r.name}`", r.L, f"{r.u:+.2f}", f"{j:.1f}", f"{u:+.2f}"]
+                     for r, u, j in zip(runs, u_without_last, jumps)])
+
+
+def source_table(source: Mapping[str, Mapping[str, float]], predicted_per_seed: Sequence[float]) -> Table:
+    """The front model at its own source runs: per run, its predicted slope over [L/4, L/2] (from
+    that run's profile) beside the run's measured slope there."""
+    return Table.of(["run", "front model's slope", "measured slope"],
+                    [[f"`{n}`", f"{p:+.2f}", f"{source[n]['quarter_half']:+.2f}"]
+                     for n, p in zip(sorted(source), predicted_per_seed)])
+
+
 def wide_table(wide: Sequence[WideRun]) -> Table:
     """Each width-128 run's exponent, front (V_front, s^2, k0), final loss and convergence."""
     return Table.of(["run", "exponent", "$V_{\\mathrm{front}}$", "bulk $s^2$", "$k_0$", "final loss", "converged"],
@@ -418,7 +542,12 @@ class FrontResult:
     ``laws``: the shifted law against a power law, per curve; ``long_n_runs``, ``exponent_short``,
     ``exponent_long`` ({step: TInterval}), ``settle`` (None below three runs), ``k0_long``,
     ``k0_short`` ({seed: k0}): the 10,800-step runs; ``wide``, ``wide_64``, ``wide_128``,
-    ``wide_how``: the width-128 runs (the intervals None below three)."""
+    ``wide_how``: the width-128 runs (the intervals None below three); declared after the deep runs were
+    seen: ``source_slopes`` ({run: {window: slope}} of the predictions' source runs at their final
+    step), ``k0_by_depth`` ({L: (k0 of each run)}: every finished Pre-LN run at L = 24 of the source
+    sweep and each deep run), ``predictions`` (the committed file, for the sensitivity without the last
+    block), ``settle_exp`` (the settling test read at ``ledger.EXP_MARGIN``; None below three runs),
+    ``long_schedule`` (the 10,800-step runs' schedule; None with none stored)."""
     final_step: int
     committed: CommittedPredictions
     k0_mean: float
@@ -443,6 +572,63 @@ class FrontResult:
     wide_64: stats.TInterval | None
     wide_128: stats.TInterval | None
     wide_how: str | None
+    source_slopes: Mapping
+    k0_by_depth: Mapping
+    predictions: Mapping
+    settle_exp: front_models.MarginSettling | None
+    long_schedule: front_models.Schedule | None
+
+    # --- declared after the deep runs were seen (exploratory)
+    @property
+    def runs_needed_sep(self) -> int | None:
+        """Runs a (1 - CLAIM_ALPHA) t interval of u needs for a half-width below :data:`U_SEPARATION`,
+        at the deep runs' own sd of u (None below three runs)."""
+        return (front_models.runs_needed(self.u_sd, U_SEPARATION, front_models.CLAIM_ALPHA)
+                if len(self.u) >= 3 else None)
+
+    @property
+    def runs_needed_zero(self) -> int | None:
+        """Runs the same interval needs for a half-width below |mean u|: an interval around the
+        observed mean that just excludes 0 (None below three runs)."""
+        return (front_models.runs_needed(self.u_sd, abs(float(np.mean(self.u))), front_models.CLAIM_ALPHA)
+                if len(self.u) >= 3 else None)
+
+    @property
+    def scaling(self) -> front_models.DepthScaling | None:
+        """k0 against depth (:func:`analysis.front.depth_scaling`; None with fewer than two depths or four runs)."""
+        k0 = {L: v for L, v in self.k0_by_depth.items() if v}
+        return front_models.depth_scaling(k0) if len(k0) >= 2 and sum(map(len, k0.values())) >= 4 else None
+
+    @property
+    def early_signs(self) -> front_models.SignTest | None:
+        """The sign test of every deep run's slope over [L/4, L/2] (None with no run)."""
+        return front_models.sign_test([r.slopes["quarter_half"] for r in self.runs]) if self.runs else None
+
+    @property
+    def jumps(self) -> list:
+        """Each deep run's last block against the rest of its primary window (:func:`analysis.front.last_block_jump`)."""
+        return [front_models.last_block_jump(r.omega) for r in self.runs]
+
+    @property
+    def u_without_last(self) -> list:
+        """Each deep run's u without block L, measured and predicted alike (:func:`analysis.front.position_without_last`)."""
+        return [front_models.position_without_last(r.omega, self.predictions) for r in self.runs]
+
+    def half_gap(self, L: int) -> float:
+        """Half the separation of the level and front models' mean predicted slopes over [L/2, L] at
+        depth ``L``: the unit of u there."""
+        w = front_models.PRIMARY_WINDOW
+        return (self._predicted("level", L).slopes[w][0] - self._predicted("front", L).slopes[w][0]) / 2
+
+    def slope_sd(self, L: int) -> float:
+        """The standard deviation over the deep runs of depth ``L`` of their slope over [L/2, L] (NaN below two)."""
+        v = [r.slopes[front_models.PRIMARY_WINDOW] for r in self.runs if r.L == L]
+        return float(np.std(v, ddof=1)) if len(v) > 1 else float("nan")
+
+    @property
+    def source_predicted(self) -> PredictedSlopes:
+        """The front model at its source depth (its in-sample prediction)."""
+        return self._predicted("front", min(p.L for p in self.predicted))
 
     # --- the deep runs against the predictions
     @property
@@ -599,11 +785,60 @@ class FrontResult:
             "long_words": long_words(self.long_n_runs, settle, end, self.exponent_short[self.final_step].mean
                                      if settle else nan),
             "long_front_words": long_front_words(self.k0_long, self.k0_short),
-            "long_card_words": long_card_words(settle.verdict if settle else None),
+            "long_card_words": long_card_words(settle),
             "front_wide_table": wide_table(self.wide),
             "wide_n_runs": len(self.wide),
             "wide_words": wide_words(len(self.wide), self.wide_64, self.wide_128, self.wide_how),
+            **self._exploratory_glues(),
         }
+
+    def _exploratory_glues(self) -> dict:
+        """The names declared after the deep runs were seen (no rule reads them)."""
+        nan = float("nan")
+        sc, signs, src = self.scaling, self.early_signs, self.source_predicted
+        measured = [v["quarter_half"] for v in self.source_slopes.values()]
+        lo_k, hi_k = front_models.window(src.L, "quarter_half")
+        uw, jumps = self.u_without_last, self.jumps
+        reading, sched = self.settle_exp, self.long_schedule
+        return {
+            "front_claim_level": round(100 * (1 - front_models.CLAIM_ALPHA), 1),
+            "front_u_separation": U_SEPARATION,
+            "front_runs_needed_sep": self.runs_needed_sep if self.runs_needed_sep is not None else nan,
+            "front_runs_needed_zero": self.runs_needed_zero if self.runs_needed_zero is not None else nan,
+            "front_half_gap_48": round(self.half_gap(48), 2),
+            "front_half_gap_96": round(self.half_gap(96), 2),
+            "front_slope_sd_48": round(self.slope_sd(48), 1),
+            "front_slope_sd_96": round(self.slope_sd(96), 1),
+            "front_u_mean_abs": round(abs(float(np.mean(self.u))), 2) if self.u else nan,
+            "front_power_words": power_words(len(self.u), self.runs_needed_sep or 0, self.runs_needed_zero or 0)
+                                 if len(self.u) >= 3 else Words("the power computation waits for three deep runs"),
+            "front_scaling_table": scaling_table(self.k0_by_depth, sc) if sc else Table.of(["depth $L$"], []),
+            "front_scaling_words": scaling_words(sc),
+            "front_early_positive": signs.n_positive if signs else 0,
+            "front_early_n": signs.n if signs else 0,
+            "front_early_p": float(f"{signs.p:.2g}") if signs else nan,
+            "front_sensitivity_table": sensitivity_table(self.runs, uw, jumps),
+            "front_jump_min": round(min(jumps), 1) if jumps else nan,
+            "front_jump_max": round(max(jumps), 1) if jumps else nan,
+            "front_u_without_last_mean": round(float(np.mean(uw)), 2) if uw else nan,
+            "front_source_table": source_table(self.source_slopes, self._source_per_seed()),
+            "front_source_n": len(measured),
+            "front_source_k_lo": lo_k,
+            "front_source_k_hi": hi_k,
+            "front_source_pred": round(src.slopes["quarter_half"][0], 2),
+            "front_source_pred_lo": round(src.slopes["quarter_half"][1], 2),
+            "front_source_pred_hi": round(src.slopes["quarter_half"][2], 2),
+            "front_source_min": round(min(measured), 2) if measured else nan,
+            "front_source_max": round(max(measured), 2) if measured else nan,
+            "front_exp_margin": reading.margin if reading else nan,
+            "front_settle_margin_words": settle_margin_words(reading),
+            "front_schedule_words": schedule_words(sched, training_analysis.SETTLE_STEPS),
+        }
+
+    def _source_per_seed(self) -> list:
+        src = self.source_predicted.L
+        return list(self.predictions["models"]["front"][str(src)]["slopes"]["quarter_half"]["per_seed"]) \
+            if self.predictions else []
 
 
 # ----------------------------------------------------------------------------- computing it
@@ -714,6 +949,19 @@ def chapter(root) -> FrontResult:
         w128 = training_analysis.exponent_fit(wide_sweep, "pre_ln", 24, final).interval
         how = training_analysis.compare_exponents(w64, w128)
 
+    # declared after the deep runs were seen: the front's growth with depth, its source runs' slopes,
+    # the settling test at the book's exponent margin and the schedule it reads
+    k0_by_depth = {pred["source"]["L"]: tuple(front_models.block_profile(training_analysis.gram_at(r, final)).k0
+                                              for r in _ok(src.cell("pre_ln", pred["source"]["L"])))}
+    k0_by_depth |= {L: tuple(r.profile.k0 for r in runs if r.L == L) for L in deep}
+    source_slopes = {r["name"]: front_models.curve_slopes(training_analysis.omega_per_sequence(r, pred["source"]["step"]).mean(0))
+                     for r in _ok(src.cell(pred["source"]["arch"], pred["source"]["L"])) if r["name"] in pred["runs"]}
+    settle_exp = (front_models.settling_at_margin(longer, "pre_ln", 24, ledger.EXP_MARGIN) if len(long_ok) >= 3
+                  else None)
+    schedules = {front_models.schedule(r["config"]) for r in long_ok}
+    if len(schedules) > 1:
+        raise ValueError(f"the 10,800-step runs record {len(schedules)} different schedules; the chapter reads one")
+
     k0 = pred["k0"]
     return FrontResult(
         final_step=final,
@@ -725,4 +973,6 @@ def chapter(root) -> FrontResult:
         predicted=_predictions(pred), order=_order(order, stored, missing), runs=tuple(runs), position=position,
         pred_width=front_models.prediction_width(pred), draft=draft, tests=tuple(tests),
         laws=_laws(candidates), long_n_runs=len(long_ok), exponent_short=short, exponent_long=long_path,
-        settle=settle, k0_long=k0_long, k0_short=k0_short, wide=wide, wide_64=w64, wide_128=w128, wide_how=how)
+        settle=settle, k0_long=k0_long, k0_short=k0_short, wide=wide, wide_64=w64, wide_128=w128, wide_how=how,
+        source_slopes=source_slopes, k0_by_depth=k0_by_depth, predictions=pred, settle_exp=settle_exp,
+        long_schedule=next(iter(schedules), None))
