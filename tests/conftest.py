@@ -28,10 +28,50 @@ def _seed(cache) -> Path:
     return cache
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def seed_corpus():
-    """``seed_corpus(folder)``: link the prepared corpus into ``folder`` (created); returns it."""
+    """``seed_corpus(folder)``: link the prepared corpus into ``folder`` (created); returns it.
+    (Session-wide: it holds no state, and module-wide fixtures link it too.)"""
     return _seed
+
+
+#: the test files that take longest, longest first, with their seconds on one xdist worker of
+#: ``make test`` beside the other on 2 busy cores (measured 2026-12-03). Under ``--dist loadfile``
+#: a file is one unit of work on one worker; one of these started last keeps its worker busy
+#: long after the other has run out of files, so they start first and the short files fill in.
+LONG_FIRST = (
+    "tests/documents/test_pdf.py",                      # 405: the book built, printed twice, read
+    "tests/analysis/test_chapter_pretrained.py",        # 155: the stored analysis, SmolLM2 re-measured
+    "tests/documents/test_browser.py",                  # 85: the book built, every page opened
+    "tests/training/test_sweep.py",                     # 76: sweeps killed, resumed, run twice at once
+    "tests/training/test_engines.py",                   # 71: a Dask cluster, submitit
+    "tests/analysis/test_chapter_initialisation.py",    # 57: Chapter 6 computed
+    "tests/book/test_plots.py",                         # 53: every figure drawn
+    "tests/documents/test_readme.py",                   # 41: the README's commands, SmolLM2 loaded
+    "tests/nn/test_pretrained.py",                      # 27: Qwen loaded
+)
+
+
+def pytest_configure(config):
+    # xdist's loadfile and loadscope order the files by their number of tests (its
+    # --loadscope-reorder, on by default), which starts the slow files, which have few tests,
+    # late: collection order instead, which pytest_collection_modifyitems starts with LONG_FIRST
+    if getattr(config.option, "dist", None) in ("loadfile", "loadscope"):
+        config.option.loadscopereorder = False
+
+
+def pytest_collection_modifyitems(config, items):
+    """Run the files of :data:`LONG_FIRST` first, in its order; every other file, and the tests
+    inside each file, keep their order (a stable sort on a key of the file alone)."""
+    rank = {path: i for i, path in enumerate(LONG_FIRST)}
+
+    def key(item):
+        try:
+            path = item.path.relative_to(config.rootpath).as_posix()
+        except ValueError:          # a test outside the checkout
+            return len(LONG_FIRST)
+        return rank.get(path, len(LONG_FIRST))
+    items.sort(key=key)
 
 
 #: the fuzz's outcome counts (tests/package/test_fuzz.py), reported at the end of the session

@@ -86,8 +86,40 @@ def pdf_reader():
 
 
 @pytest.fixture(scope="module")
-def pdf_text(pdf_reader):
-    return [page.extract_text() or "" for page in pdf_reader.pages]
+def pdf_pages(pdf_reader):
+    """(text, heights of its text runs in points above the page's bottom) of every page, from
+    one extraction per page: pypdf parses a page's whole content stream to extract its text,
+    the slowest step of these tests after the print, so the text and where it lies are read
+    in the same pass."""
+    pages = []
+    for page in pdf_reader.pages:
+        heights = []
+
+        def visit(text, cm, tm, font, size):
+            if text.strip():
+                heights.append(tm[5] * cm[3] + cm[5])     # Chromium: a flipped CTM, text matrix in CSS px
+        text = page.extract_text(visitor_text=visit) or ""
+        pages.append((text, heights))
+    return pages
+
+
+@pytest.fixture(scope="module")
+def pdf_text(pdf_pages):
+    return [text for text, _ in pdf_pages]
+
+
+@pytest.fixture(scope="module")
+def image_boxes(pdf_reader):
+    """{page index: [(width in pixels, width in points, top in points)]} of the images drawn
+    (``pdf.image_boxes``), read on the pages whose resources hold an XObject: ``image_boxes``
+    only follows a ``Do`` to the page's own XObjects, so no other page can draw one, and parsing
+    every page's content stream (math drawn as paths) took most of a minute."""
+    pages = [index for index, page in enumerate(pdf_reader.pages)
+             if (page.get("/Resources") or {}).get("/XObject")]
+    boxes = {}
+    for index, px, pt, top in pdf.image_boxes(pdf_reader, pages):
+        boxes.setdefault(index, []).append((px, pt, top))
+    return boxes
 
 
 @pytest.fixture(scope="module")
@@ -117,12 +149,12 @@ def test_page_count_is_within_ten_percent_of_its_measured_value(pdf_text):
         f"the PDF has {n} pages, {PDF_PAGES} measured (+-10%): look at it (make pdf), then update PDF_PAGES")
 
 
-def test_figures_are_printed_at_their_size(pdf_reader):
+def test_figures_are_printed_at_their_size(image_boxes):
     """Every figure is printed 1:1 (a CSS px, 0.75 pt, per pixel of its 100-dpi PNG), so a
     figure's 9 pt text (resdecay_lib.book.plots.MIN_FONT_PT) is at least 9 pt on paper; a wide table
     that made Chromium shrink every page would fail this."""
     from resdecay_lib.book import plots
-    placed = [(page + 1, px, pt) for page, px, pt in pdf.image_placements(pdf_reader) if px > 200]
+    placed = [(page + 1, px, pt) for page, boxes in sorted(image_boxes.items()) for px, pt, _ in boxes if px > 200]
     assert placed, "no figure found in the PDF"
     small = [(page, px, round(plots.MIN_FONT_PT * pt / px * 100 / 72, 2)) for page, px, pt in placed
              if plots.MIN_FONT_PT * pt / px * 100 / 72 < plots.MIN_FONT_PT]
@@ -374,24 +406,18 @@ def test_every_table_is_numbered_and_captioned(pdf_reader, pdf_text):
     assert "tbl-ledger" in text, "the verdict table (Chapter 10) has no caption with its label"
 
 
-def _text_bottom(page) -> float:
-    """How far down the page its text goes, as a share of the text area (0 top, 1 bottom),
-    the page number in the bottom margin left out; -1 for a page without text."""
+def _text_bottom(page, heights: list[float]) -> float:
+    """How far down the page its text (at ``heights``, :func:`pdf_pages`) goes, as a share of
+    the text area (0 top, 1 bottom), the page number in the bottom margin left out; -1 for a
+    page without text."""
     height = float(page.mediabox.height)
-    ys = []
-
-    def visit(text, cm, tm, font, size):
-        if text.strip():
-            y = tm[5] * cm[3] + cm[5]           # Chromium: a flipped CTM, text matrix in CSS px
-            if y > 0.7 * 72:                    # above the bottom margin: not the page number
-                ys.append(y)
-    page.extract_text(visitor_text=visit)
+    ys = [y for y in heights if y > 0.7 * 72]  # above the bottom margin: not the page number
     if not ys:
         return -1.0
     return (height - 0.6 * 72 - min(ys)) / (height - 1.3 * 72)
 
 
-def test_no_page_is_left_half_empty_by_a_table(pdf_reader, outline):
+def test_no_page_is_left_half_empty_by_a_table(pdf_reader, pdf_pages, image_boxes, outline):
     """No page inside a chapter is more than half empty (its text ends above the middle of the
     text area), unless a figure follows at the top of the next page (a figure is kept whole); a
     table never leaves one behind (a short one is kept whole with its caption, a long one runs
@@ -400,30 +426,26 @@ def test_no_page_is_left_half_empty_by_a_table(pdf_reader, outline):
     n = len(pdf_reader.pages)
     blank, half = [], []
     for i, page in enumerate(pdf_reader.pages):
-        bottom = _text_bottom(page)
+        bottom = _text_bottom(page, pdf_pages[i][1])
         if bottom < 0 and i not in starts:
             blank.append(i + 1)
         last = i + 1 in starts or i == n - 1
-        if 0 <= bottom < 0.5 and not last and not _figure_at_top(pdf_reader, i + 1):
+        if 0 <= bottom < 0.5 and not last and not _figure_at_top(pdf_reader, pdf_pages, image_boxes, i + 1):
             half.append((i + 1, round(bottom, 2)))
     assert not blank, f"blank pages: {blank}"
     assert not half, f"pages more than half empty inside a chapter (page, share used): {half}"
 
 
-def _figure_at_top(reader, index: int) -> bool:
-    """Whether page ``index`` starts with a figure: its first text is a figure's (none above
-    an image drawn at the top of the text area)."""
+def _figure_at_top(reader, pages, boxes, index: int) -> bool:
+    """Whether page ``index`` starts with a figure: its first text (``pages``, :func:`pdf_pages`)
+    is a figure's (none above an image, ``boxes`` (:func:`image_boxes`), drawn at the top of the
+    text area)."""
     if index >= len(reader.pages):
         return False
     page = reader.pages[index]
     height = float(page.mediabox.height)
-    tops = []
-
-    def visit(text, cm, tm, font, size):
-        if text.strip():
-            tops.append(tm[5] * cm[3] + cm[5])
-    page.extract_text(visitor_text=visit)
-    images = [top for _, px, _, top in pdf.image_boxes(reader, [index]) if px > 200]
+    tops = pages[index][1]
+    images = [top for px, _, top in boxes.get(index, []) if px > 200]
     if not images:
         return False
     first_text = max((y for y in tops if y < height - 0.5 * 72), default=0)

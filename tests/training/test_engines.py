@@ -99,12 +99,15 @@ def test_slurm_without_slurm_is_one_line_and_exit_code_2(tmp_path, capsys, monke
 
 # ----------------------------------------------------------------------------- same results
 
-@pytest.fixture
-def reference(tmp_path, monkeypatch, seed_corpus):
-    """The sweep run one run after another in this process: its result files."""
-    monkeypatch.setenv("RESDECAY_CACHE", str(seed_corpus(tmp_path / "cache_ref")))
-    t0 = time.perf_counter()
-    S.run_sweep(SPEC, root=tmp_path / "ref", **QUIET)
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory, seed_corpus):
+    """The sweep run one run after another in this process: its result files (once for the
+    tests of this file, which compare other engines' results with them and never change them)."""
+    tmp_path = tmp_path_factory.mktemp("reference")
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        monkeypatch.setenv("RESDECAY_CACHE", str(seed_corpus(tmp_path / "cache_ref")))
+        t0 = time.perf_counter()
+        S.run_sweep(SPEC, root=tmp_path / "ref", **QUIET)
     print(f"in-process sweep: {time.perf_counter() - t0:.1f} s")
     return result_files(tmp_path / "ref" / "sweep")
 
