@@ -65,4 +65,4 @@ crossing modules)::
   ``cli.analyse``; no other module imports argparse
 
 """
-__version__ = "0.1.0"
+__version__ = "0.2.0"

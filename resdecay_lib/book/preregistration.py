@@ -41,7 +41,8 @@ optional evidence names and its rule's own :func:`fingerprint`. What a part is:
 * a registry that other code fills at run time (``checks.DECLARED``: written ``{}``, holding
   every ``@accepts`` function imported so far) by the word ``registry``: what it holds depends on
   what was imported, not on what a function computes;
-* a module's ``__file__`` (and ``__path__``, ``__spec__``, ...) by its name only: it is where the
+* a module's ``__file__`` (and ``__path__``, ``__spec__``, ..., and the release, ``__version__``) by its
+  name only: it is where the
   checkout lies (a fresh clone elsewhere found 4 claims moved by ``training.store``'s ``__file__``);
 * module-level state by its name only: a name some function of its module rebinds (``global
   _POOL``: a pool made on first use) or changes in place (``_CORPUS_CACHE[key] = ...``, or
@@ -215,9 +216,10 @@ _TREES: dict = {}
 _INDEX: dict = {}
 
 
-#: a module's own attributes that say where it lies (``__file__``: the checkout's absolute path),
-#: read by name only: a fingerprint is the same in every clone
-_WHERE = frozenset({"__file__", "__path__", "__cached__", "__spec__", "__loader__"})
+#: a module's own attributes that say where it lies (``__file__``: the checkout's absolute path)
+#: or which release it is (``__version__``, which the runs' provenance records), read by name
+#: only: a fingerprint is the same in every clone and in every release that decides alike
+_WHERE = frozenset({"__file__", "__path__", "__cached__", "__spec__", "__loader__", "__version__"})
 
 #: the methods that change a dict, list or set in place
 _MUTATORS = frozenset({"append", "extend", "insert", "remove", "pop", "popitem", "clear", "update", "setdefault",
