@@ -506,10 +506,20 @@ VAL_LOSS_GAP = {
 #: claim-depth-cost's primary statistics, declared before any ResiDual run at depth 24 existed:
 #: Pre-LN's final validation loss minus ResiDual's at each depth both are trained at, paired by
 #: seed, every run (> 0: Pre-LN is worse), and the growth of that gap with depth
-GAP_BY_DEPTH = {L: interval(f"ev_gap_resi_dual_L{L}", "08_cost",
-                            f"Pre-LN minus ResiDual final validation loss at depth {L}, paired by seed, every run "
-                            f"(nats/char; t interval over seeds at 1 - 0.05/5)", by_seed_set=True)
-                for L in (4, 8, 16, 24)}
+GAP_BY_DEPTH = {
+    4: interval("ev_gap_resi_dual_L4", "08_cost",
+                "Pre-LN minus ResiDual final validation loss at depth 4, paired by seed, every run "
+                "(nats/char; t interval over seeds at 1 - 0.05/5)", by_seed_set=True),
+    8: interval("ev_gap_resi_dual_L8", "08_cost",
+                "Pre-LN minus ResiDual final validation loss at depth 8, paired by seed, every run "
+                "(nats/char; t interval over seeds at 1 - 0.05/5)", by_seed_set=True),
+    16: interval("ev_gap_resi_dual_L16", "08_cost",
+                 "Pre-LN minus ResiDual final validation loss at depth 16, paired by seed, every run "
+                 "(nats/char; t interval over seeds at 1 - 0.05/5)", by_seed_set=True),
+    24: interval("ev_gap_resi_dual_L24", "08_cost",
+                 "Pre-LN minus ResiDual final validation loss at depth 24, paired by seed, every run "
+                 "(nats/char; t interval over seeds at 1 - 0.05/5)", by_seed_set=True),
+}
 GAP_GROWTH = interval(
     "ev_gap_growth_resi_dual", "08_cost",
     "per seed the least-squares slope of that gap on log2 depth over the depths 4, 8, 16, 24 (nats/char per "

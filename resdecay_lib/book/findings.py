@@ -224,12 +224,55 @@ def idle_finding(ev, verdicts: Mapping, links: str = "plain") -> str:
     half of the blocks over the earlier half, against the theorem's ratio and against 1."""
     word_pretrained = verdicts["claim-pretrained-idle"][0]
     s, q, t = E.HALF_RATIO["smollm2"], E.HALF_RATIO["qwen"], E.HALF_RATIO_TOY
-    return (f"Their later blocks {_IDLE.get(word_pretrained, word_pretrained)}: skipping a block of the later "
+    ns, nq = E.HALF_RATIO_NO_LAST["smollm2"], E.HALF_RATIO_NO_LAST["qwen"]
+    head = ("Whether their later blocks idle is not settled" if word_pretrained == "open"
+            else f"Their later blocks {_IDLE.get(word_pretrained, word_pretrained)}")
+    return (f"{head}: skipping a block of the later "
             f"half costs {_bracket(ev, s)} (SmolLM2) and {_bracket(ev, q)} (Qwen) times what skipping one of "
             f"the earlier half does, against the theorem's {ev[E.HALF_RATIO_REF['smollm2']]:.2f} and "
-            f"{ev[E.HALF_RATIO_REF['qwen']]:.2f} {verdict_note(links, 'claim-pretrained-idle', verdicts)}; "
+            f"{ev[E.HALF_RATIO_REF['qwen']]:.2f}; without the last block, {_bracket(ev, ns)} and {_bracket(ev, nq)} "
+            f"{verdict_note(links, 'claim-pretrained-idle', verdicts)}; "
             f"in the toy models the same ratio is {_bracket(ev, t)}, {_against_one(ev[t.lo], ev[t.hi])} "
             f"{verdict_note(links, 'claim-idle-blocks', verdicts)}.")
+
+
+#: what a compensation verdict says (rules.rule_compensation)
+_COMPENSATION = {"holds": "flatten the decay by more than the exponent margin",
+                 "does not hold": "do not flatten the decay by the exponent margin",
+                 "open": "are not shown to flatten the decay or not"}
+
+
+def compensation_finding(ev, verdicts: Mapping, links: str = "plain") -> str:
+    """claim-compensation: how much the growth of the blocks' outputs past the front flattens the
+    exponent (training_analysis.flattening), toy and pretrained, against the exponent margin."""
+    word = verdicts["claim-compensation"][0]
+    return (f"Scaled-up outputs of the blocks past {_term(links, 'the first blocks', 'front')} "
+            f"{_COMPENSATION.get(word, word)} ({ledger.EXP_MARGIN:g}), in exponent units: by "
+            f"{_iv(ev, E.FLATTENING_TOY)} in the toy models, {_iv(ev, E.FLATTENING['smollm2'])} in "
+            f"SmolLM2 and {_iv(ev, E.FLATTENING['qwen'])} in Qwen (each interval at 1 - 0.05/3: one family "
+            f"of three) "
+            f"{verdict_note(links, 'claim-compensation', verdicts)}.")
+
+
+def depth_cost_finding(ev, verdicts: Mapping, links: str = "plain") -> str:
+    """claim-depth-cost: Pre-LN's gap to ResiDual by depth (the card's "depth at which it starts
+    to cost accuracy"), the depths without an interval named."""
+    word = verdicts["claim-depth-cost"][0]
+    parts, missing = [], []
+    for L in sorted(E.GAP_BY_DEPTH):
+        e = E.GAP_BY_DEPTH[L]
+        if all(math.isfinite(ev[k]) for k in (e, e.lo, e.hi)):
+            parts.append(f"{_iv(ev, e)} at depth {L}")
+        else:
+            missing.append(str(L))
+    what = {"holds": "costs accuracy from a depth the runs name, more the deeper",
+            "holds with correction": "costs accuracy from a depth the runs name, not more the deeper",
+            "does not hold": "costs no accuracy that counts at any depth up to 24",
+            "open": "is not shown to cost accuracy from any depth yet"}.get(word, word)
+    tail = f"; depth {', '.join(missing)} not yet trained for both" if missing else ""
+    return (f"Against ResiDual, which escapes the decay, Pre-LN {what}: its final loss minus ResiDual's is "
+            f"{', '.join(parts) or 'no interval yet'} nats/char (99%, margin {ledger.DEPTH_GAP_MARGIN:g}){tail} "
+            f"{verdict_note(links, 'claim-depth-cost', verdicts)}.")
 
 
 def _position(lo: float, hi: float) -> str:
@@ -270,11 +313,13 @@ def long_finding(ev, links: str = "plain") -> str:
     longer = _term(links, "Trained three times longer", "settling")
     if not n >= 3:
         return f"{longer} (10,800 steps), {int(n)} of the three depth-24 runs are stored so far."
-    c, m = E.LONG_EXP_CHANGE, ev[E.LONG_SETTLE_MARGIN]
+    c, m = E.LONG_EXP_CHANGE, ledger.EXP_MARGIN
     inside = -m <= ev[c.lo] and ev[c.hi] <= m
-    return (f"{longer} (10,800 steps), the depth-24 exponent {'has settled' if inside else 'is not shown to have settled'}: "
-            f"it moves by {_bracket(ev, c)} between steps 6,000 and 10,800, {'inside' if inside else 'not inside'} "
-            f"the ±{m:.2f} seed-to-seed spread that counts as settled, and ends at {_bracket(ev, E.LONG_EXP_END)}.")
+    rising = ev[c.lo] > m
+    where = "inside" if inside else "wholly above" if rising else "not inside"
+    return (f"{longer} (10,800 steps), the depth-24 exponent {'has settled' if inside else 'is still rising' if rising else 'is not shown to have settled'}: "
+            f"it moves by {_bracket(ev, c)} between steps 6,000 and 10,800, {where} the book's exponent margin "
+            f"±{m:g}, and ends at {_bracket(ev, E.LONG_EXP_END)}.")
 
 
 def count_phrase(n: int, word: str) -> str:
@@ -324,8 +369,9 @@ def findings_list(ev, labels: Mapping, links: str = "book") -> str:
     lead = (f"An exponent is the slope of log {_omega(links)} (the per-layer change) on log k (the block "
             f"index), set beside the exponent of the {_term(links, 'theorem', 'theorem')} over the same blocks "
             f"and {_term(links, 'convention', 'convention')}. " + _intervals_line(ev))
-    items = [init_finding(ev, v, links), split_finding(ev, v, links), pretrained_finding(ev, v, links),
-             idle_finding(ev, v, links), front_finding(ev, v, links), long_finding(ev, links)]
+    items = [init_finding(ev, v, links), split_finding(ev, v, links), compensation_finding(ev, v, links),
+             pretrained_finding(ev, v, links), idle_finding(ev, v, links), depth_cost_finding(ev, v, links),
+             front_finding(ev, v, links), long_finding(ev, links)]
     return "\n".join([lead, ""] + [f"- {s}" for s in items] + ["", verdicts_line(ev, labels, links)])
 
 

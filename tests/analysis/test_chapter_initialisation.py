@@ -66,7 +66,8 @@ def _tiny_result(**over) -> init.InitialisationResult:
         out_change=np.ones((6, 3)), cor35=_fit(-0.9449, -0.9741, -0.9229), wide_cor35=None,
         cor35_theory=_fit(-0.9412),
         ratio={a: np.array([7.0, 7.26, 7.52]) for a in ARCHS}, ratio2={a: np.array([5.0, 5.25, 5.5]) for a in ARCHS},
-        ratio_intervals={a: t_interval([7.0, 7.26, 7.52], 0.975) for a in ARCHS}, grad_level=0.975,
+        ratio_intervals={a: t_interval([7.0, 7.26, 7.52], 0.975) for a in ARCHS},
+        ratio2_intervals={a: t_interval([5.0, 5.25, 5.5], 0.975) for a in ("pre_ln", "post_ln")}, grad_level=0.975,
         fits_fan_in={a: _fit(-1.0651) for a in init.FAN_IN}, wide_fan_in={}, rho_fan_in=0.01312,
         tests={k: _test("equivalent") for k in _TEST_KEYS},
         escapers=("post_ln", "resi_dual", "deepnorm", "mix_ln"), faster=("peri_ln", "ln_scaling"))

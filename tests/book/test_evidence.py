@@ -111,8 +111,13 @@ def test_a_rule_that_reads_an_undeclared_name_fails_loudly():
 def test_missing_evidence_is_named_and_nan_is_the_data_cannot_tell():
     claim = ledger.Claim("claim-x", "X", "s", (), (evidence.SHARE_CORR,), lambda ev: ledger.Verdict("holds", ""))
     assert claim.verdict({}).reason == ledger.MISSING + "ev_share_corr(_lo, _hi)"
-    nan = claim.verdict({"ev_share_corr": 0.2, "ev_share_corr_lo": math.nan, "ev_share_corr_hi": 0.3})
-    assert nan.word == "open" and "the data cannot tell" in nan.reason
+    # a NaN the rule never reads leaves its verdict; one it reads makes it open, named
+    nan = {"ev_share_corr": 0.2, "ev_share_corr_lo": math.nan, "ev_share_corr_hi": 0.3}
+    assert claim.verdict(nan).word == "holds"
+    reads = ledger.Claim("claim-x", "X", "s", (), (evidence.SHARE_CORR,),
+                         lambda ev: ledger.Verdict("holds" if ev["ev_share_corr_lo"] > 0 else "open", ""))
+    v = reads.verdict(nan)
+    assert v.word == "open" and v.reason == "the data cannot tell (the chapter could not compute ev_share_corr_lo)"
 
 
 def test_evidence_is_its_name_with_named_parts():

@@ -43,7 +43,7 @@ def test_readme_states_the_findings_the_stored_evidence_gives():
 def test_findings_are_a_short_list_citing_the_ledgers_verdicts_and_move_with_the_evidence(ev, labels):
     text = findings.findings_list(ev, labels, "plain")
     bullets = [line for line in text.splitlines() if line.startswith("- ")]
-    assert 5 <= len(bullets) <= 7
+    assert 5 <= len(bullets) <= 9
     verdicts = {c.id: v.word for c, v in ledger.evaluate(ev)}
     assert f"claim-init-not-training: {verdicts['claim-init-not-training']}; {labels['claim-init-not-training']}" in text
     assert f"claim-front: {verdicts['claim-front']}; {labels['claim-front']}" in text
@@ -177,7 +177,9 @@ def test_the_pretrained_finding_says_its_verdict(ev, word, said):
 @pytest.mark.parametrize("word", ["holds", "holds with correction", "does not hold", "open"])
 def test_the_idle_finding_says_each_verdict(ev, word):
     text = findings.idle_finding(ev, _v("claim-pretrained-idle", word, **{"claim-idle-blocks": ("open", "exploratory")}))
-    assert findings._IDLE[word] in text and "1.21 [1.11, 1.31] (SmolLM2)" in text
+    said = "Whether their later blocks idle is not settled" if word == "open" else findings._IDLE[word]
+    assert said in text and "1.21 [1.11, 1.31] (SmolLM2)" in text
+    assert "without the last block, 0.74 [0.68, 0.81] and 1.14 [0.92, 1.54]" in text
     assert "1.04 [0.82, 1.32], an interval that contains 1" in text
 
 
@@ -204,10 +206,13 @@ def test_the_long_runs_finding_says_whether_the_exponent_settled():
     assert "1 of the three depth-24 runs are stored" in findings.long_finding(few)
     base = {"ev_long_n_runs": 3.0, **_iv("ev_long_exp_end", -0.21, -0.35, -0.07), "ev_long_settle_margin": 0.08}
     settled = findings.long_finding({**base, **_iv("ev_long_exp_change", 0.03, 0.01, 0.05)})
-    assert "has settled" in settled and "0.03 [0.01, 0.05] (90%)" in settled and "inside the ±0.08" in settled
+    # the margin is the book's one exponent margin (ledger.EXP_MARGIN), not the seeds' spread
+    assert "has settled" in settled and "0.03 [0.01, 0.05] (90%)" in settled and "inside the book's exponent margin ±0.1" in settled
     assert "-0.21 [-0.35, -0.07]" in settled
-    moving = findings.long_finding({**base, **_iv("ev_long_exp_change", 0.18, 0.12, 0.23)})
-    assert "is not shown to have settled" in moving and "not inside the ±0.08" in moving
+    rising = findings.long_finding({**base, **_iv("ev_long_exp_change", 0.18, 0.12, 0.23)})
+    assert "is still rising" in rising and "wholly above the book's exponent margin ±0.1" in rising
+    moving = findings.long_finding({**base, **_iv("ev_long_exp_change", 0.08, 0.02, 0.13)})
+    assert "is not shown to have settled" in moving and "not inside the book's exponent margin" in moving
 
 
 def test_the_verdicts_line_counts_the_ledger_and_says_the_promotion_rule_in_words(ev, labels):

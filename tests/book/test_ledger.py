@@ -245,8 +245,18 @@ def test_verdict_chapter_has_a_section_per_claim_titled_as_the_ledger():
     assert sections == [(c.id, c.title) for c in CLAIMS]
 
 
-def _grads(pre, post):
-    return {**_exp("ev_grad_ratio_pre_ln", *pre), **_exp("ev_grad_ratio_post_ln", *post)}
+def _grads(pre, post, post_first=(11.0, 9.0, 13.0)):
+    """Pre-LN's first/last ratio, Post-LN's second/last (what the rule reads for Post-LN) and its
+    first/last (reported: its first block reads the raw embedding)."""
+    return {**_exp("ev_grad_ratio_pre_ln", *pre), **_exp("ev_grad_ratio2_post_ln", *post),
+            **_exp("ev_grad_ratio_post_ln", *post_first)}
+
+
+def test_gradient_verdict_reads_post_ln_at_its_second_block_not_its_first():
+    v = lambda pre, post, first: BY_ID["claim-gradients-undamped"].verdict(_grads(pre, post, first)).word  # noqa: E731
+    # a first block that reads the raw embedding says nothing of damping: only second/last decides
+    assert v((1.2, 1.05, 1.4), (0.3, 0.2, 0.4), (11.0, 9.0, 13.0)) == "holds"
+    assert v((1.2, 1.05, 1.4), (0.99, 0.96, 1.02), (0.3, 0.2, 0.4)) == "holds with correction"
 
 
 def test_gradient_verdict_reads_the_ratios_intervals_against_1():

@@ -158,6 +158,13 @@ def test_a_checkout_elsewhere_has_the_same_fingerprints(monkeypatch, before):
     assert _changed(before, P.fingerprints()) == set()
 
 
+def test_a_release_leaves_every_fingerprint(monkeypatch, before):
+    """The runs' provenance records the library's __version__; a new release decides alike."""
+    import resdecay_lib
+    monkeypatch.setattr(resdecay_lib, "__version__", "9.9.9")
+    assert _changed(before, P.fingerprints()) == set()
+
+
 def test_the_claims_closures_resolve_everything_they_name():
     assert P.unresolved() == []
 

@@ -89,33 +89,38 @@ PERTURBATIONS = {
                     else ev[evidence.TRAINED_REF_PRE_LN] + 5 * ledger.EXP_MARGIN},
         lambda ev: {evidence.TRAINED_EXP_PRE_LN: ev[evidence.TRAINED_EXP_PRE_LN] - 0.2 * ev[evidence.TRAINED_EXP_PRE_LN.se]}),
     "claim-compensation": (
-        # every family's slope of s_k^2 placed at 0, narrowly (no family scales later outputs up),
-        # or, if that is the book's reading, one family's moved wholly above 0
-        lambda ev: ({k: v for e in (evidence.VAR_EXP_TOY, *(evidence.VAR_EXP[m] for m in FAMILIES))
+        # every family's flattening placed at 0, narrowly (no family's scaling flattens the decay),
+        # or, if that is the book's reading, the toy one moved wholly above the margin
+        lambda ev: ({k: v for e in (evidence.FLATTENING_TOY, *(evidence.FLATTENING[m] for m in FAMILIES))
                      for k, v in _place(ev, e, 0.0, 0.1).items()}
-                    if any(ev[e.lo] > 0 for e in (evidence.VAR_EXP_TOY, *(evidence.VAR_EXP[m] for m in FAMILIES)))
-                    else _place(ev, evidence.VAR_EXP_TOY, 0.5, 0.2)),
-        lambda ev: {k: v for m in FAMILIES for k, v in _nudge(ev, evidence.VAR_EXP[m], [0.0, ledger.EXP_MARGIN]).items()}),
+                    if any(ev[e.lo] > ledger.EXP_MARGIN
+                           for e in (evidence.FLATTENING_TOY, *(evidence.FLATTENING[m] for m in FAMILIES)))
+                    else _place(ev, evidence.FLATTENING_TOY, 0.5, 0.2)),
+        lambda ev: {k: v for m in FAMILIES
+                    for k, v in _nudge(ev, evidence.FLATTENING[m], [ledger.EXP_MARGIN]).items()}),
     "claim-idle-blocks": (
         # the later half's ratio moved wholly below the theorem's, or (if it is) above 1
         lambda ev: _place(ev, evidence.HALF_RATIO_TOY, 0.5 * ev[evidence.HALF_RATIO_REF_TOY], 0.1)
         if ev[evidence.HALF_RATIO_TOY.hi] >= ev[evidence.HALF_RATIO_REF_TOY] else _place(ev, evidence.HALF_RATIO_TOY, 1.5, 0.2),
         lambda ev: _nudge(ev, evidence.HALF_RATIO_TOY, [ev[evidence.HALF_RATIO_REF_TOY], 1.0])),
     "claim-depth-cost": (
-        # a depth slope shown flat (within the margin) or, if it is, shown to keep paying
-        lambda ev: ({**_place(ev, evidence.DEPTH_SLOPE_PRE_LN, -0.04, 0.02)}
-                    if ev[evidence.DEPTH_SLOPE_PRE_LN.lo] > -ledger.DEPTH_SLOPE_MARGIN
-                    else _place(ev, evidence.DEPTH_SLOPE_PRE_LN, 0.0, 0.01)),
-        lambda ev: _nudge(ev, evidence.DEPTH_SLOPE_PRE_LN, [-ledger.DEPTH_SLOPE_MARGIN])),
+        # every gap to ResiDual placed within the margin, narrowly (no depth costs), with the growth
+        # flat: "does not hold" where the book's gaps cannot yet tell
+        lambda ev: {**{k: v for e in evidence.GAP_BY_DEPTH.values() for k, v in _place(ev, e, 0.0, 0.01).items()},
+                    **_place(ev, evidence.GAP_GROWTH, 0.0, 0.01)},
+        # the decided gaps shifted by a tenth of their width, the undecided ones left as they are
+        lambda ev: {k: v for L, e in evidence.GAP_BY_DEPTH.items() if math.isfinite(ev[e.lo])
+                    and (ev[e.lo] > ledger.DEPTH_GAP_MARGIN or ev[e.hi] < ledger.DEPTH_GAP_MARGIN)
+                    for k, v in _nudge(ev, e, [ledger.DEPTH_GAP_MARGIN]).items()}),
     "claim-fixes-escape": (
         lambda ev: _place(ev, evidence.INIT_EXP["peri_ln"], ev[evidence.INIT_EXP["pre_ln"].hi] + _width(ev, evidence.INIT_EXP["peri_ln"]))
         if ev[evidence.INIT_EXP["peri_ln"].lo] <= ev[evidence.INIT_EXP["pre_ln"].hi]
         else _place(ev, evidence.INIT_EXP["peri_ln"], ev[evidence.INIT_EXP["pre_ln"]]),
         lambda ev: _nudge(ev, evidence.INIT_EXP["peri_ln"], [ev[evidence.INIT_EXP["pre_ln"].hi]])),
     "claim-gradients-undamped": (
-        # Post-LN's first block damped: its interval moved below 1 (or, if it is, above)
-        lambda ev: _place(ev, evidence.GRAD_RATIO["post_ln"], 0.5, 0.2) if ev[evidence.GRAD_RATIO["post_ln"].hi] >= 1
-        else _place(ev, evidence.GRAD_RATIO["post_ln"], 2.0, 0.2),
+        # Post-LN's second block damped: its interval moved below 1 (or, if it is, above)
+        lambda ev: _place(ev, evidence.GRAD_RATIO2["post_ln"], 0.5, 0.2) if ev[evidence.GRAD_RATIO2["post_ln"].hi] >= 1
+        else _place(ev, evidence.GRAD_RATIO2["post_ln"], 2.0, 0.2),
         lambda ev: _nudge(ev, evidence.GRAD_RATIO["pre_ln"], [1.0])),
     "claim-pretrained": (
         lambda ev: _family_at_reference(ev),
@@ -124,9 +129,11 @@ PERTURBATIONS = {
         lambda ev: _family_at_reference(ev),
         lambda ev: _nudge(ev, evidence.PRETRAINED_EXP["qwen"])),
     "claim-pretrained-idle": (
-        # both families' later halves made to vanish (below the theorem's ratio), or (if they do)
-        # one of them made to cost more than the earlier half
-        lambda ev: ({k: v for m in FAMILIES for k, v in _place(ev, evidence.HALF_RATIO[m], 0.5 * ev[evidence.HALF_RATIO_REF[m]], 0.05).items()}
+        # both readings, with the last block and without it, made to vanish (below the theorem's
+        # ratio) for both families, or (if they do) one family's later half made to cost more
+        lambda ev: ({k: v for d, r in ((evidence.HALF_RATIO, evidence.HALF_RATIO_REF),
+                                       (evidence.HALF_RATIO_NO_LAST, evidence.HALF_RATIO_REF_NO_LAST))
+                     for m in FAMILIES for k, v in _place(ev, d[m], 0.5 * ev[r[m]], 0.05).items()}
                     if not all(ev[evidence.HALF_RATIO[m].hi] < ev[evidence.HALF_RATIO_REF[m]] for m in FAMILIES)
                     else _place(ev, evidence.HALF_RATIO["qwen"], 1.5, 0.2)),
         lambda ev: {k: v for m in FAMILIES for k, v in _nudge(ev, evidence.HALF_RATIO[m], [1.0, ev[evidence.HALF_RATIO_REF[m]]]).items()}),
