@@ -169,7 +169,9 @@ def test_glue_names_are_the_names_the_notebook_glues(result):
 
 @pytest.mark.slow
 def test_result_matches_the_stored_runs_read_here(result):
-    runs = [json.loads(p.read_text()) for p in sorted(RUNS.glob("*.json"))]
+    # the exploratory rounds' runs (the confirmatory seeds 5-7 are read as their own seed set)
+    runs = [r for r in (json.loads(p.read_text()) for p in sorted(RUNS.glob("*.json")))
+            if r["seed"] in E.EXPLORATORY_SEEDS]
     assert result.n_runs == len(runs)
     assert result.n_converged == sum(r["convergence"]["met"] for r in runs if r["status"] == "ok")
     deep = [r["final"]["val_loss"]["mean"] for r in runs
