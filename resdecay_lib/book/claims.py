@@ -14,7 +14,7 @@ from __future__ import annotations
 from . import evidence as E
 from .rules import (COMPETITORS, FIXES, GAP_FIXES, OTHER_FIXES, PRE_LN_FAMILIES, rule_compensation,
                     rule_depth_cost, rule_fifth, rule_fixes, rule_front, rule_gradients, rule_idle_blocks,
-                    rule_independence, rule_init_vs_training, rule_mean_abs, rule_metric, rule_omega_formula,
+                    rule_independence, rule_init_vs_training, rule_mean_abs, rule_mechanism, rule_metric, rule_omega_formula,
                     rule_output, rule_pretrained, rule_pretrained_idle, rule_promote, rule_two_families)
 from .verdicts import Claim
 
@@ -221,6 +221,20 @@ CLAIMS: list[Claim] = [
           margin="0, the midpoint between the two predictions; the front model's own interval for its rate",
           family=_TWO,
           deciding=(E.FRONT_POSITION,)),
+    Claim("claim-mechanism", "The mechanism, by intervention: less for later blocks to act on",
+          "So the inputs the later blocks see become increasingly alike, and the capacity of those blocks is "
+          "not that it is unusable but that there is progressively less for it to act on.",
+          (("chapters/09b_intervention", "fig-intervention"),),
+          (*E.INTERVENTION_MEASURED.values(), *E.INTERVENTION_T.values()),
+          rule_mechanism,
+          card="So the inputs the later blocks see become increasingly alike, and the capacity of those blocks is "
+               "not that it is unusable but that there is progressively less for it to act on.",
+          primary="T(alpha): the share of the arithmetic's change of log omega_k^2 over blocks 4..L-1 that the "
+                  "real forward realises when the first 3 blocks' summed output is scaled by alpha = 1/4 and 2 "
+                  "(results/predictions/intervention.json holds the arithmetic, committed first)",
+          margin="TRACKING_MARGIN = 0.5, the midpoint between the mechanism (T = 1) and its negation (T = 0)",
+          family="one family of ten (5 models x 2 scales; Bonferroni, 0.05 / 10 each)",
+          deciding=tuple(E.INTERVENTION_T.values())),
     Claim("claim-promote", "promote_when: the cheap measurement",
           "Promote the theory when the cheap, unpublished measurement -- the per-layer change of trained "
           "Pre-LN networks -- follows the predicted rate.",

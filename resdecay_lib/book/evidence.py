@@ -32,7 +32,8 @@ __all__ = ["Evidence", "KINDS", "DECLARED", "SEED_SETS", "EXPLORATORY_SEEDS", "C
            "INIT_EXP", "GRAD_RATIO", "VAL_LOSS_GAP", "PRETRAINED_EXP", "PRETRAINED_REF",
            "PRETRAINED_DRIFT", "FITRANGE_SHIFT", "SKIP_TREND", "SKIP_BLOCK1", "METRIC_RHO_CHANGE",
            "METRIC_DIFF", "NORM_GROWTH", "GAP_BY_DEPTH", "FLATTENING",
-           "HALF_RATIO_NO_LAST", "HALF_RATIO_REF_NO_LAST", "GRAD_RATIO2"]
+           "HALF_RATIO_NO_LAST", "HALF_RATIO_REF_NO_LAST", "GRAD_RATIO2",
+           "INTERVENTION_MODELS", "INTERVENTION_ALPHAS", "INTERVENTION_T", "INTERVENTION_MEASURED"]
 
 #: the kinds of evidence and the suffixes each is glued under
 KINDS = {"value": ("",), "interval": ("", "_lo", "_hi"), "interval_se": ("", "_lo", "_hi", "_se")}
@@ -633,3 +634,29 @@ HALF_RATIO_REF_NO_LAST = {
 INFLUENCE_IDENTITY_RESIDUAL = value(
     "ev_influence_identity_residual", "09_pretrained",
     "SymPy's residual of 1 - cos(u, v) = |LN0(u) - LN0(v)|^2 / (2d) for centred u, v with eps = 0 (0: proved)")
+
+# ------------------------------------------------------------------------ Chapter 9b (the front intervention)
+#: the models of claim-mechanism's family (keys of resdecay_lib.analysis.intervention.MODELS): the
+#: Pre-LN models whose front-intervention forward had not run when the rule was written (the toy
+#: seed 5's had run once in development, so it is reported beside them, outside the family)
+INTERVENTION_MODELS = ("smollm2", "qwen", "qwen15", "toy_s6", "toy_s7")
+#: the front scales the rule reads, by name: alpha = 1/4 and alpha = 2
+INTERVENTION_ALPHAS = {"quarter": 0.25, "two": 2.0}
+_INTERVENTION_WHAT = {"smollm2": "SmolLM2-135M", "qwen": "Qwen2.5-Coder-0.5B", "qwen15": "Qwen2.5-Coder-1.5B",
+                      "toy_s6": "the trained toy Pre-LN at depth 24, seed 6",
+                      "toy_s7": "the trained toy Pre-LN at depth 24, seed 7"}
+#: claim-mechanism's primary statistic: T(alpha), the share of the arithmetic's change of
+#: log omega_k^2 over the later blocks k = 4..L-1 that the real forward realises when the front's
+#: sum is scaled by alpha (resdecay_lib.analysis.intervention), with its percentile bootstrap
+#: interval over sequences at 1 - 0.05 / 10 (Bonferroni over the family of 5 models x 2 scales);
+#: NaN for a model not measured
+INTERVENTION_T = {
+    (m, a): interval(f"ev_intervention_t_{m}_{a}", "09b_intervention",
+                     f"T at alpha = {INTERVENTION_ALPHAS[a]:g} for {_INTERVENTION_WHAT[m]}, front of 3 blocks "
+                     f"(percentile bootstrap over sequences, 99.5 %)")
+    for m in INTERVENTION_MODELS for a in INTERVENTION_ALPHAS}
+#: sequences behind each model's T (0: not measured yet)
+INTERVENTION_MEASURED = {
+    m: value(f"ev_intervention_n_seq_{m}", "09b_intervention",
+             f"sequences of {_INTERVENTION_WHAT[m]}'s measured intervention (0: not measured)")
+    for m in INTERVENTION_MODELS}

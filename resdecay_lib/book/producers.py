@@ -39,6 +39,7 @@ TRAINING = _CHAPTERS + "training.chapter"                   # Chapter 7 (its sta
 FRONT = _CHAPTERS + "front.chapter"                         # Chapter 7b
 COST = _CHAPTERS + "cost.chapter"                           # Chapter 8 (its statistics: analysis.training_claims)
 PRETRAINED = _CHAPTERS + "pretrained.chapter"               # Chapter 9
+INTERVENTION = _CHAPTERS + "intervention.chapter"           # Chapter 9b
 
 #: {evidence (its declaration): dotted path of the function that produces it}
 PRODUCERS: dict[E.Evidence, str] = {
@@ -152,6 +153,9 @@ PRODUCERS: dict[E.Evidence, str] = {
     **{e: PRETRAINED for e in E.HALF_RATIO_NO_LAST.values()},
     **{e: PRETRAINED for e in E.HALF_RATIO_REF_NO_LAST.values()},
     E.INFLUENCE_IDENTITY_RESIDUAL: PRETRAINED,
+    # Chapter 9b
+    **{e: INTERVENTION for e in E.INTERVENTION_T.values()},
+    **{e: INTERVENTION for e in E.INTERVENTION_MEASURED.values()},
 }
 
 

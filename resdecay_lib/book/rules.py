@@ -634,3 +634,49 @@ def rule_front(ev) -> Verdict:
     if lo > 0:
         return Verdict("does not hold", "the change levels off past the front: " + line)
     return Verdict("open", "the data cannot tell (the interval contains 0): " + line)
+
+
+#: claim-mechanism's equivalence margin for T: the midpoint between the card's mechanism (T = 1:
+#: a later block's change follows the arithmetic of the sum) and its negation (T = 0: the change
+#: does not depend on the size of the sum it is added to)
+TRACKING_MARGIN = 0.5
+
+
+@reads_finite_evidence
+def rule_mechanism(ev) -> Verdict:
+    """'So the inputs the later blocks see become increasingly alike, and the capacity of those
+    blocks is not that it is unusable but that there is progressively less for it to act on.'
+    Tested by intervention (Chapter 9b): the sum F of the first 3 blocks' outputs is scaled to
+    alpha F, and the later blocks either keep their recorded outputs ((a), the arithmetic of the
+    sum, predicted and committed first) or run on the new stream ((b), real). Primary statistic:
+    T(alpha), the share of (a)'s change of log omega_k^2 over blocks 4..L-1 that (b) realises,
+    at alpha = 1/4 and 2, for each model of ``E.INTERVENTION_MODELS`` (one family of 10 tests,
+    Bonferroni, each interval at 99.5 %). Margin :data:`TRACKING_MARGIN`. ``does not hold``
+    (the change does not follow the sum: later blocks make up at least half of what the front's
+    size does to them): any measured interval wholly below 1 - margin; otherwise ``open`` while
+    a model of the family is unmeasured; ``holds``: every interval within [1 - margin,
+    1 + margin]; ``holds with correction`` (the change follows the sum, more steeply than the
+    arithmetic: later blocks also write less when the sum is larger): none below, some wholly
+    above 1 + margin; else ``open``."""
+    lo_ok, hi_ok = 1 - TRACKING_MARGIN, 1 + TRACKING_MARGIN
+    measured = [m for m in E.INTERVENTION_MODELS if ev[E.INTERVENTION_MEASURED[m]] > 0]
+    parts, below, above, within = [], [], [], []
+    for m in measured:
+        for a in E.INTERVENTION_ALPHAS:
+            e = E.INTERVENTION_T[m, a]
+            _, lo, hi = _interval(ev, e)
+            parts.append(f"{m} alpha {E.INTERVENTION_ALPHAS[a]:g}: {_iv(ev, e)}")
+            (below if hi < lo_ok else above if lo > hi_ok else within if lo >= lo_ok and hi <= hi_ok
+             else []).append(f"{m} {a}")
+    line = (f"T (1: the arithmetic of the sum; 0: no dependence on it), margin {TRACKING_MARGIN}, "
+            f"{len(measured)} of {len(E.INTERVENTION_MODELS)} models measured: " + ("; ".join(parts) or "none"))
+    if below:
+        return Verdict("does not hold", "later blocks' change does not follow the sum: " + line)
+    if len(measured) < len(E.INTERVENTION_MODELS):
+        return Verdict("open", "not every model of the family is measured: " + line)
+    n_tests = len(measured) * len(E.INTERVENTION_ALPHAS)
+    if len(within) == n_tests:
+        return Verdict("holds", "later blocks' change follows the arithmetic of the sum: " + line)
+    if above and len(above) + len(within) == n_tests:
+        return Verdict("holds with correction", "later blocks' change follows the sum, more steeply: " + line)
+    return Verdict("open", "the data cannot tell: " + line)

@@ -1,0 +1,212 @@
+"""Chapter 9b's result: the front intervention, read from the committed predictions and the records.
+
+Everything the chapter glues comes from :func:`chapter` (``results/predictions/intervention.json``,
+written first, and ``results/intervention/<model>.json``, measured after it): per model the
+arithmetic (a) and the real (b) curves of omega_k^2 at each front scale, the share T(alpha) of
+(a)'s change that (b) realises (:func:`resdecay_lib.analysis.intervention.tracking`), the
+shifted law's k0(alpha) predicted and measured, the loss under each scale, and the order of
+prediction and measurement as the records state it.
+"""
+from __future__ import annotations
+
+import datetime
+import json
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ...book import evidence as E
+from ...book.glues import EvidenceGlue, Table, Words
+from ...book.notebooks import book_root
+from .. import intervention as I
+
+__all__ = ["ModelReading", "InterventionResult", "chapter", "order_words", "tracking_words"]
+
+
+@dataclass(frozen=True)
+class ModelReading:
+    """One model: its prediction and, once measured, the patched forward's reading.
+
+    ``key``: a key of :data:`~resdecay_lib.analysis.intervention.MODELS`; ``fronts``: the front
+    sizes (m = 3 and the sensitivity's); ``base`` [L]: the unpatched mean omega_k^2;
+    ``arith`` {m: {alpha: [L]}}: (a)'s mean curves; ``real`` the same for (b) (empty before the
+    measurement); ``tracking`` {m: {alpha: Tracking}} at the family's level; ``k0_pred`` and
+    ``k0_real`` {m: {alpha: (k0, lo, hi)}} (95 % bootstrap over sequences); ``loss`` {m: {alpha:
+    (mean, se)}} (alpha 1: the unpatched loss); ``ordered``: the record names the committed
+    prediction (its hash equals the entry's) and was measured after its commit (None: not measured)."""
+    key: str
+    model: str
+    n_layer: int
+    placement: str
+    fronts: tuple
+    second_front: int
+    base: np.ndarray
+    arith: dict
+    real: dict = field(default_factory=dict)
+    tracking: dict = field(default_factory=dict)
+    k0_pred: dict = field(default_factory=dict)
+    k0_real: dict = field(default_factory=dict)
+    loss: dict = field(default_factory=dict)
+    ordered: bool | None = None
+    n_seq: int = 0
+    prediction_commit: str = ""
+    wall_s: float = math.nan
+    peak_rss_mib: float = math.nan
+
+    @property
+    def measured(self) -> bool:
+        return bool(self.real)
+
+
+def _utc(s: str) -> datetime.datetime:
+    return datetime.datetime.fromisoformat(s)
+
+
+def _mean_se(x) -> tuple[float, float]:
+    x = np.asarray(x, float)
+    return float(x.mean()), float(x.std(ddof=1) / math.sqrt(x.size))
+
+
+def _reading(key: str, pred: dict, rec: dict | None) -> ModelReading:
+    base_seq = np.asarray(pred["base"]["omega_sq"], float)
+    S0, n0 = np.asarray(pred["base"]["gram_sums"], float), np.asarray(pred["base"]["tokens"], float)
+    D = int(pred["d_model"])
+    fronts = tuple(int(m) for m in pred["fronts"])
+    arith = {m: {float(a): np.asarray(v, float) for a, v in pred["arithmetic"][str(m)].items()} for m in fronts}
+    k0_pred = {m: {a: I.k0_interval(S0, n0, D, m, a) for a in I.ALPHAS} for m in fronts}
+    r = {"key": key, "model": pred["model"], "n_layer": int(pred["n_layer"]), "placement": pred["placement"],
+         "fronts": fronts, "second_front": int(pred["second_front"]), "base": base_seq.mean(0),
+         "arith": {m: {a: v.mean(0) for a, v in d.items()} for m, d in arith.items()}, "k0_pred": k0_pred}
+    if rec is None:
+        return ModelReading(**r)
+    real, tr, k0r, loss = {}, {}, {}, {}
+    for m in fronts:
+        real[m], tr[m], k0r[m], loss[m] = {}, {}, {}, {}
+        for a_s, d in rec["real"][str(m)].items():
+            a = float(a_s)
+            om = np.asarray(d["omega_sq"], float)
+            real[m][a] = om.mean(0)
+            if a != 1.0:
+                tr[m][a] = I.tracking(base_seq, arith[m][a], om, m, level=I.FAMILY_LEVEL)
+            k0r[m][a] = I.k0_interval(np.asarray(d["gram_sums"], float), np.asarray(d["tokens"], float), D, m)
+            loss[m][a] = _mean_se(d["loss"])
+    entry_ok = rec["prediction"]["sha256"] == I.entry_sha256(pred)
+    after = _utc(rec["prediction"]["committed"]) < _utc(rec["measured_utc"])
+    return ModelReading(**r, real=real, tracking=tr, k0_real=k0r, loss=loss, ordered=bool(entry_ok and after),
+                        n_seq=int(base_seq.shape[0]), prediction_commit=rec["prediction"]["commit"][:7],
+                        wall_s=float(rec["provenance"]["wall_s"]),
+                        peak_rss_mib=float(rec["provenance"].get("peak_rss_mib", math.nan)))
+
+
+def tracking_words(t) -> Words:
+    """What one T interval says, against the margin (1 - margin, 1 + margin)."""
+    lo_ok, hi_ok = 1 - I.TRACKING_MARGIN, 1 + I.TRACKING_MARGIN
+    if t.hi < lo_ok:
+        return Words("less than half the arithmetic's change: later blocks make up for the front's size")
+    if t.lo > hi_ok:
+        return Words("more than the arithmetic: later blocks also write less when the sum is larger")
+    if t.lo >= lo_ok and t.hi <= hi_ok:
+        return Words("within the margin of the arithmetic of the sum")
+    return Words("the interval crosses the margin: the data cannot tell")
+
+
+def order_words(readings) -> Words:
+    """The order of prediction and measurement, as the records state it."""
+    done = [r for r in readings if r.measured]
+    if not done:
+        return Words("No model has been measured yet: every prediction stands alone.")
+    bad = [r.model for r in done if not r.ordered]
+    if bad:
+        return Words(f"The records of {', '.join(bad)} do not name their committed prediction, "
+                     f"or were measured before it: their reading is not a test of a prediction.")
+    return Words(f"Each of the {len(done)} measured models' records names the commit of its prediction, "
+                 f"whose entry's hash it carries, and was measured after that commit.")
+
+
+def _fmt(x, d=2) -> str:
+    return "--" if x is None or not math.isfinite(x) else f"{x:.{d}f}"
+
+
+@dataclass(frozen=True)
+class InterventionResult:
+    """Chapter 9b's numbers (see the module docstring); ``readings`` one per predicted model."""
+    readings: tuple
+    declared: dict
+
+    def reading(self, key: str) -> ModelReading | None:
+        return next((r for r in self.readings if r.key == key), None)
+
+    def tracking_table(self) -> Table:
+        rows = []
+        for r in self.readings:
+            for m in r.fronts:
+                cells = [r.model + ("" if r.key in I.RULE_MODELS else " (outside the family)"), str(m)]
+                for a in (0.25, 0.5, 2.0):
+                    t = r.tracking.get(m, {}).get(a)
+                    cells.append(f"{t.value:.2f} [{t.lo:.2f}, {t.hi:.2f}]" if t else "not measured")
+                rows.append(cells)
+        return Table.of(["model", "front m", "T at alpha 1/4", "T at 1/2", "T at 2"], rows)
+
+    def k0_table(self) -> Table:
+        rows = []
+        for r in self.readings:
+            m = I.FRONT_M
+            for a in I.ALPHAS:
+                p = r.k0_pred[m][a]
+                q = r.k0_real.get(m, {}).get(a)
+                ls = r.loss.get(m, {}).get(a)
+                rows.append([r.model, f"{a:g}", f"{p[0]:.1f} [{p[1]:.1f}, {p[2]:.1f}]",
+                             f"{q[0]:.1f} [{q[1]:.1f}, {q[2]:.1f}]" if q else "not measured",
+                             f"{ls[0]:.3f} ± {ls[1]:.3f}" if ls else "not measured"])
+        return Table.of(["model", "alpha", "k0 predicted", "k0 measured", "loss (nats/token)"], rows)
+
+    def departure(self, key: str, m: int, alpha: float) -> np.ndarray:
+        """log(W^b_k / W^a_k) for k = 1..L: how far the real curve departs from the arithmetic."""
+        r = self.reading(key)
+        return np.log(r.real[m][alpha] / r.arith[m][alpha])
+
+    def figure_data(self) -> dict:
+        """The figure's data: per measured model and primary scale, k and the three curves at m = 3."""
+        out = {}
+        for r in self.readings:
+            m = I.FRONT_M
+            out[r.key] = {"k": list(range(1, r.n_layer + 1)), "base": r.base.tolist(),
+                          **{f"arith_{a:g}": r.arith[m][a].tolist() for a in I.PRIMARY_ALPHAS},
+                          **{f"real_{a:g}": r.real[m][a].tolist() for a in I.PRIMARY_ALPHAS if r.measured}}
+        return out
+
+    def glues(self) -> dict:
+        g = {"intervention_tracking_table": self.tracking_table(), "intervention_k0_table": self.k0_table(),
+             "intervention_order": order_words(self.readings),
+             "intervention_margin": I.TRACKING_MARGIN, "intervention_front_m": I.FRONT_M,
+             "intervention_family_level": round(100 * I.FAMILY_LEVEL, 1),
+             "intervention_n_predicted": len(self.readings),
+             "intervention_n_measured": sum(r.measured for r in self.readings)}
+        for m in E.INTERVENTION_MODELS:
+            r = self.reading(m)
+            ok = r is not None and r.measured
+            g[E.INTERVENTION_MEASURED[m].name] = EvidenceGlue(float(r.n_seq if ok else 0))
+            for a_name, a in E.INTERVENTION_ALPHAS.items():
+                t = r.tracking[I.FRONT_M][a] if ok else None
+                g[E.INTERVENTION_T[m, a_name].name] = (EvidenceGlue(t.value, lo=t.lo, hi=t.hi, digits=3) if t
+                                                       else EvidenceGlue.nan("interval"))
+        return g
+
+
+def chapter(root) -> InterventionResult:
+    """Chapter 9b's result from ``results/predictions/intervention.json`` and the records
+    under ``results/intervention`` of the book's folder ``root``; a record without its
+    model's prediction raises ValueError."""
+    root = book_root(root)
+    path = root / I.PREDICTIONS
+    pred = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {"models": {}, "declared": I.DECLARED}
+    recs = {}
+    folder = root / I.RECORDS
+    for f in sorted(folder.glob("*.json")) if folder.exists() else []:
+        rec = json.loads(f.read_text(encoding="utf-8"))
+        if rec["key"] not in pred["models"]:
+            raise ValueError(f"{f} measures {rec['key']!r}, which {I.PREDICTIONS} does not predict")
+        recs[rec["key"]] = rec
+    order = [k for k in I.MODELS if k in pred["models"]]
+    return InterventionResult(tuple(_reading(k, pred["models"][k], recs.get(k)) for k in order), pred["declared"])
