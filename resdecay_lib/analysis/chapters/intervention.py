@@ -166,18 +166,32 @@ class InterventionResult:
         r = self.reading(key)
         return np.log(r.real[m][alpha] / r.arith[m][alpha])
 
-    def figure_data(self) -> dict:
-        """The figure's data: per measured model and primary scale, k and the three curves at m = 3."""
-        out = {}
+    @property
+    def curve_panels(self) -> dict:
+        """:func:`resdecay_lib.book.plots.line_panels`'s panels: per model, at m = 3, the unpatched
+        mean omega_k^2, (a) and, once measured, (b) at the primary scales."""
+        panels = {}
         for r in self.readings:
-            m = I.FRONT_M
-            out[r.key] = {"k": list(range(1, r.n_layer + 1)), "base": r.base.tolist(),
-                          **{f"arith_{a:g}": r.arith[m][a].tolist() for a in I.PRIMARY_ALPHAS},
-                          **{f"real_{a:g}": r.real[m][a].tolist() for a in I.PRIMARY_ALPHAS if r.measured}}
-        return out
+            m, k = I.FRONT_M, list(range(1, r.n_layer + 1))
+            lines = [{"k": k, "y": r.base.tolist(), "fmt": "k-", "label": "unpatched"}]
+            for a, color in zip(I.PRIMARY_ALPHAS, ("C0", "C3")):
+                lines.append({"k": k, "y": r.arith[m][a].tolist(), "fmt": "--", "color": color,
+                              "label": f"(a) arithmetic, alpha {a:g}"})
+                if r.measured:
+                    lines.append({"k": k, "y": r.real[m][a].tolist(), "fmt": "o-", "color": color,
+                                  "label": f"(b) real, alpha {a:g}"})
+            panels[r.model] = lines
+        return panels
+
+    def cost_table(self) -> Table:
+        """Each measured model's record: wall time, peak memory, the prediction's commit."""
+        rows = [[r.model, f"{r.wall_s:.0f}", f"{r.peak_rss_mib:.0f}", r.prediction_commit]
+                for r in self.readings if r.measured]
+        return Table.of(["model", "wall time (s)", "peak memory (MiB)", "prediction's commit"], rows)
 
     def glues(self) -> dict:
         g = {"intervention_tracking_table": self.tracking_table(), "intervention_k0_table": self.k0_table(),
+             "intervention_cost_table": self.cost_table(),
              "intervention_order": order_words(self.readings),
              "intervention_margin": I.TRACKING_MARGIN, "intervention_front_m": I.FRONT_M,
              "intervention_family_level": round(100 * I.FAMILY_LEVEL, 1),
