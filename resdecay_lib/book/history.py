@@ -69,6 +69,12 @@ _RECORD = {"smollm2": _PT + "smollm2-135m__shakespeare.json", "qwen": _PT + "qwe
            "gemma3": _PT + "gemma3-270m__shakespeare.json", "minilm": _PT + "all-minilm-l6__shakespeare.json"}
 
 
+#: the front intervention's records (Chapter 9b), by model key of the evidence; a toy model's
+#: record is also computed from its stored run and final weights
+_INTERVENTION = {m: ("results/intervention/" + m + ".json",) + (
+    (f"{_TL}pre_ln_L24_s{m[5:]}.json", f"{_TL}pre_ln_L24_s{m[5:]}.weights.pt") if m.startswith("toy_s") else ())
+    for m in E.INTERVENTION_MODELS}
+
 #: claim-depth-cost's gaps: Pre-LN's and ResiDual's runs at each depth of evidence.GAP_BY_DEPTH
 _RESI_GAP = tuple(f"{_TL}{a}_L{L}_s{{seed}}.json" for a in ("resi_dual", "pre_ln") for L in sorted(E.GAP_BY_DEPTH))
 
@@ -105,12 +111,17 @@ DATA: dict[str, tuple[str, ...]] = {
                                      E.HALF_RATIO_NO_LAST, E.HALF_RATIO_REF_NO_LAST) for m in d},
     **{e: (_RECORD[m],) for (_, m), e in E.METRIC_DIFF.items()},
     E.QUANT_SHIFT: (_RECORD["minilm"], _RECORD["smollm2"]),
+    # Chapter 9b: each model's measured intervention (a toy model's also its run and final weights)
+    **{e: _INTERVENTION[m] for m in E.INTERVENTION_MODELS
+       for e in (E.INTERVENTION_MEASURED[m], *(E.INTERVENTION_T[m, a] for a in E.INTERVENTION_ALPHAS))},
 }
 
 #: the prediction files a piece of evidence is tested against: declared, not data (module docstring)
 PREDICTIONS: dict[str, tuple[str, ...]] = {
     E.FRONT_POSITION: ("results/predictions/front.json",),
     E.FRONT_PRED_WIDTH: ("results/predictions/front.json",),
+    **{e: ("results/predictions/intervention.json",) for m in E.INTERVENTION_MODELS
+       for e in (E.INTERVENTION_MEASURED[m], *(E.INTERVENTION_T[m, a] for a in E.INTERVENTION_ALPHAS))},
 }
 
 
