@@ -67,7 +67,7 @@ from . import front as front_analysis
 __all__ = ["FRONT_M", "ALPHAS", "PRIMARY_ALPHAS", "TAIL", "TRACKING_MARGIN", "N_BOOT", "BOOT_SEED",
            "RULE_MODELS", "CONTROLS", "MODELS", "FAMILY_LEVEL", "DECLARED", "v_front", "predicted_k0", "measured_k0",
            "second_front", "gram_per_sequence", "pooled_gram", "Tracking", "tracking", "k0_interval",
-           "predict_model", "measure_model", "entry_sha256", "PREDICTIONS", "RECORDS"]
+           "predict_model", "measure_model", "entry_sha256", "PREDICTIONS", "RECORDS", "departure"]
 
 #: the front's size: Chapter 7b's three blocks
 FRONT_M = FRONT_BLOCKS
@@ -472,3 +472,25 @@ def write_record(key: str, root=".") -> Path:
         raise ValueError(f"{path} exists; a measurement is never rewritten")
     write_json_atomic(measure_model(key, root), path)
     return path
+
+
+def departure(arith, real, level: float = 0.95, n_boot: int = N_BOOT, seed: int = BOOT_SEED):
+    """How far the real forward departs from the arithmetic, block by block:
+    d_k = log(W^b_k / W^a_k), W the mean over sequences of the per-sequence omega_k^2 (``arith``
+    and ``real``: [B, L] over the same sequences), with a percentile bootstrap interval over
+    sequences at ``level`` (the two resampled together). d_k > 0: block k's change is larger
+    than the arithmetic of the sum says; < 0: smaller; 0: as the arithmetic. Returns
+    ``(d, lo, hi)``, each [L]."""
+    a, b = (np.asarray(x, dtype=np.float64) for x in (arith, real))
+    if a.shape != b.shape or a.ndim != 2 or a.shape[0] < 2:
+        raise ValueError(f"arith and real must be [B, L] arrays of one shape with B >= 2, got {a.shape} and {b.shape}")
+    if not (np.all(np.isfinite(a)) and np.all(np.isfinite(b)) and np.all(a > 0) and np.all(b > 0)):
+        raise ValueError("arith and real must be positive and finite (omega_k^2 per sequence)")
+    check_real("level", level, 0.0, 1.0, lo_open=True, hi_open=True)
+    check_int("n_boot", n_boot, 100, 10**7)
+    d = np.log(b.mean(0) / a.mean(0))
+    idx = np.random.default_rng(seed).integers(0, a.shape[0], size=(n_boot, a.shape[0]))
+    boot = np.log(b[idx].mean(1) / a[idx].mean(1))
+    q = (1 - level) / 2
+    lo, hi = np.quantile(boot, [q, 1 - q], axis=0)
+    return d, lo, hi

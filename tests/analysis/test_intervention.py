@@ -121,3 +121,23 @@ def test_the_mechanism_claim_quotes_the_card_verbatim():
     assert MECH.sentence == MECH.card
     if card is not None:
         assert MECH.sentence in card
+
+
+def test_departure_is_the_log_ratio_of_the_mean_curves_with_a_bootstrap_interval_around_it():
+    rng = np.random.default_rng(0)
+    arith = rng.uniform(0.5, 1.5, size=(16, 6))
+    real = arith * np.exp(np.array([0.5, 0.5, 0.0, 0.0, -0.5, -0.5]))
+    d, lo, hi = I.departure(arith, real)
+    assert np.allclose(d, [0.5, 0.5, 0, 0, -0.5, -0.5])
+    assert np.all(lo <= d + 1e-12) and np.all(d <= hi + 1e-12)
+    noisy = real * rng.uniform(0.8, 1.25, size=real.shape)
+    d, lo, hi = I.departure(arith, noisy)
+    assert lo[0] > 0 and hi[-1] < 0          # a real departure of +-0.5 is seen through the noise
+    assert hi[0] - lo[0] > 0                  # and the noise widens the interval
+
+
+def test_departure_refuses_curves_of_two_shapes_or_a_zero_change():
+    with pytest.raises(ValueError, match="one shape"):
+        I.departure(np.ones((4, 3)), np.ones((4, 2)))
+    with pytest.raises(ValueError, match="positive"):
+        I.departure(np.ones((4, 3)), np.zeros((4, 3)))

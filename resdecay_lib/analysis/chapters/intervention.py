@@ -21,7 +21,8 @@ from ...book.glues import EvidenceGlue, Table, Words
 from ...book.notebooks import book_root
 from .. import intervention as I
 
-__all__ = ["ModelReading", "InterventionResult", "chapter", "order_words", "tracking_words"]
+__all__ = ["ModelReading", "InterventionResult", "chapter", "order_words", "tracking_words", "DEPARTURE_LEVEL",
+           "departure_blocks", "departure_words", "Departure", "BesideResult", "beside"]
 
 
 @dataclass(frozen=True)
@@ -224,3 +225,191 @@ def chapter(root) -> InterventionResult:
         recs[rec["key"]] = rec
     order = [k for k in I.MODELS if k in pred["models"]]
     return InterventionResult(tuple(_reading(k, pred["models"][k], recs.get(k)) for k in order), pred["declared"])
+
+
+# ----------------------------------------------------------------------------- beside the evidence
+# What the chapter shows beside the ledger's evidence (no rule reads it): how far the real forward
+# departs from the arithmetic block by block, the published anchors beside the theorem and the
+# book's records, Hu et al.'s effective depth, and the identity checked per token.
+
+#: the Pre-LN models the anchors' table reads (Chapter 9's records and results/anchors), and their names
+ANCHOR_MODELS = {"smollm2-135m": "SmolLM2-135M", "qwen2.5-coder-0.5b": "Qwen2.5-Coder-0.5B",
+                 "qwen2.5-coder-1.5b": "Qwen2.5-Coder-1.5B"}
+#: the level of the block-by-block departures' intervals (95 %, described: no rule reads them)
+DEPARTURE_LEVEL = 0.95
+
+
+def departure_blocks(L: int, m: int) -> tuple:
+    """The blocks at which the departure table reads a model of ``L`` blocks and front ``m``: the
+    first later block, then about a quarter, a half and three quarters of the depth, and the last
+    block before the tail (1-based, sorted, each past the front)."""
+    ks = {m + 1, round(L / 4), round(L / 2), round(3 * L / 4), L - I.TAIL}
+    return tuple(sorted(k for k in ks if m < k <= L - I.TAIL))
+
+
+def departure_words(lo: float, hi: float) -> Words:
+    """What one block's departure interval says: the real change is larger than the arithmetic
+    (the interval above 0), smaller (below 0), or as the arithmetic (0 inside)."""
+    if lo > 0:
+        return Words("more")
+    if hi < 0:
+        return Words("less")
+    return Words("as the arithmetic")
+
+
+@dataclass(frozen=True)
+class Departure:
+    """One model's departure of (b) from (a) at front ``m`` and scale ``alpha``: d_k, lo, hi [L]
+    (:func:`resdecay_lib.analysis.intervention.departure`), with the loss (mean, se) under that
+    scale and unpatched."""
+    key: str
+    model: str
+    m: int
+    alpha: float
+    d: np.ndarray
+    lo: np.ndarray
+    hi: np.ndarray
+    loss: tuple
+    loss_base: tuple
+
+
+def _departures(root, pred: dict) -> tuple:
+    out = []
+    folder = root / I.RECORDS
+    for key in [k for k in I.MODELS if k in pred["models"]]:
+        path = folder / f"{key}.json"
+        if not path.exists():
+            continue
+        rec = json.loads(path.read_text(encoding="utf-8"))
+        p = pred["models"][key]
+        m = I.FRONT_M
+        base_loss = _mean_se(rec["real"][str(m)]["1.0"]["loss"])
+        for a in I.PRIMARY_ALPHAS:
+            arith = np.asarray(p["arithmetic"][str(m)][str(a)], float)
+            real = np.asarray(rec["real"][str(m)][str(a)]["omega_sq"], float)
+            d, lo, hi = I.departure(arith, real, DEPARTURE_LEVEL)
+            out.append(Departure(key, p["model"], m, a, d, lo, hi, _mean_se(rec["real"][str(m)][str(a)]["loss"]),
+                                 base_loss))
+    return tuple(out)
+
+
+def _model_name(key: str) -> str:
+    return E._INTERVENTION_WHAT.get(key, {"toy_s5": "the trained toy Pre-LN at depth 24, seed 5",
+                                          "gemma3": "Gemma-3-270M (sandwich norm)"}.get(key, key))
+
+
+@dataclass(frozen=True)
+class BesideResult:
+    """What Chapter 9b shows beside its evidence: ``departures`` (one :class:`Departure` per
+    measured model and primary scale), the anchors' ``rows`` (:func:`resdecay_lib.analysis.anchors.table`
+    over Chapter 9's records), the ``anchor_records`` (``results/anchors``: Hu et al.'s cosines
+    and the identity's check per model)."""
+    departures: tuple
+    rows: tuple
+    anchor_records: dict
+
+    def departure_table(self) -> Table:
+        rows = []
+        for dp in self.departures:
+            L = dp.d.size
+            cells = []
+            for k in departure_blocks(L, dp.m):
+                j = k - 1
+                cells.append(f"k={k}: {dp.d[j]:+.2f} [{dp.lo[j]:+.2f}, {dp.hi[j]:+.2f}] "
+                             f"({departure_words(dp.lo[j], dp.hi[j])})")
+            rows.append([dp.model, f"{dp.alpha:g}", "; ".join(cells),
+                         f"{dp.loss[0]:.2f} ± {dp.loss[1]:.2f} (unpatched {dp.loss_base[0]:.2f})"])
+        return Table.of(["model", "alpha", "log(W^b_k / W^a_k) at block k, 95 % bootstrap over sequences",
+                         "loss (nats per token; a character for the toy)"], rows)
+
+    def reading(self, key: str, alpha: float) -> Words:
+        """One model's departure over its later blocks at ``alpha``, in words: how many of the
+        blocks m+1..L-1 write more than the arithmetic, less, or as it."""
+        dp = next((d for d in self.departures if d.key == key and d.alpha == alpha), None)
+        if dp is None:
+            return Words("not measured")
+        ks = range(dp.m, dp.d.size - I.TAIL)
+        words = [departure_words(dp.lo[j], dp.hi[j]) for j in ks]
+        n = len(words)
+        return Words(f"{words.count('more')} of {n} later blocks write more than the arithmetic, "
+                     f"{words.count('less')} less, {words.count('as the arithmetic')} as it")
+
+    def effective_depths(self) -> dict:
+        from .. import anchors
+        return {m: anchors.effective_depth(r) for m, r in self.anchor_records.items()}
+
+    def hu_table(self) -> Table:
+        from .. import anchors
+        rows = []
+        for m, rec in self.anchor_records.items():
+            ed = anchors.effective_depth(rec)
+            rows.append([m, str(rec["n_layer"]), "no crossing" if ed is None else str(ed.ed),
+                         "--" if ed is None else f"{ed.ratio:.2f}"])
+        return Table.of(["model", "blocks L", "effective depth (0-based)", "ratio (ED + 1) / L"], rows)
+
+    def published_hu(self) -> Table:
+        from .. import anchors
+        rows = [[m, str(L), ds, str(ed), f"{(ed + 1) / L:.2f}"] for m, L, ds, ed in anchors.HU_COSINE_ED]
+        return Table.of(["model (Hu et al.)", "L", "data", "ED", "ratio"], rows)
+
+    def identity_table(self) -> Table:
+        rows = []
+        for m, rec in self.anchor_records.items():
+            idn = rec["identity"]
+            n_small = int(np.sum(idn["n_small"]))
+            total = idn["n_tokens"] * len(idn["n_small"])
+            lead = [v for v in idn["lead_rel_err_mean"] if v is not None]
+            rows.append([m, f"{max(idn['max_rel_err']):.1e}", f"{n_small} of {total}",
+                         f"{max(idn['max_over_bound']):.2f}", "--" if not lead else f"{np.median(lead):.3f}"])
+        return Table.of(["model", "largest relative error of the exact form, over every token and block",
+                         "tokens with r~ <= 1/2", "largest remainder / bound there",
+                         "median over blocks of the leading order's mean relative error there"], rows)
+
+    def anchors_table(self) -> Table:
+        """One row per anchor: its metric, what it publishes, the theorem's value at each Pre-LN
+        model's depth and the book's on that model (Chapter 9's records, 95 % t intervals over
+        sequences; Hu et al.'s from ``results/anchors``)."""
+        from .. import anchors
+        models = [m for m in ANCHOR_MODELS if any(r.model == m for r in self.rows) or m in self.anchor_records]
+        header = ["anchor", "metric", "published", "the theorem"] + [ANCHOR_MODELS[m] for m in models]
+        out = []
+        for key, anchor in anchors.ANCHORS.items():
+            rows = {r.model: r for r in self.rows if r.anchor == key}
+            if key == "hu":
+                vals = [p.value for p in anchor.published]
+                published = f"Qwen2.5 1.5B to 32B: {min(vals):.2f} to {max(vals):.2f} ({len(vals)} figures)"
+                theorem = "undefined (its cosines are 0)"
+                eds = self.effective_depths()
+                book = ["not measured" if m not in eds else "no crossing" if eds[m] is None
+                        else f"{eds[m].ratio:.2f} (ED {eds[m].ed} of {eds[m].L})" for m in models]
+            else:
+                published = "; ".join(f"{p.model}: {'none readable' if p.value is None else f'{p.value:.3g}'}"
+                                      for p in anchor.published)
+                theorem = "; ".join(f"{ANCHOR_MODELS[m]} {rows[m].theorem['shakespeare']:.2f}"
+                                    for m in models if m in rows)
+                book = [f"{rows[m].book['shakespeare']:.3g}" if m in rows else "not measured" for m in models]
+            out.append([f"{anchor.paper.split(',')[0]} ({anchor.arxiv})", anchor.metric.replace("|", "\\|"),
+                        published, theorem, *book])
+        return Table.of(header, out)
+
+    def glues(self) -> dict:
+        g = {"intervention_departure_table": self.departure_table(), "intervention_hu_table": self.hu_table(),
+             "intervention_hu_published": self.published_hu(), "intervention_identity_table": self.identity_table(),
+             "intervention_anchors_table": self.anchors_table(),
+             "intervention_departure_level": round(100 * DEPARTURE_LEVEL)}
+        for dp in self.departures:
+            g[f"intervention_reading_{dp.key}_{'quarter' if dp.alpha < 1 else 'two'}"] = self.reading(dp.key, dp.alpha)
+        return g
+
+
+def beside(root) -> BesideResult:
+    """Chapter 9b's described readings (no rule reads them) from the stored predictions and
+    records (``results/predictions/intervention.json``, ``results/intervention``,
+    ``results/pretrained`` and ``results/anchors`` under the book's folder ``root``)."""
+    from .. import anchors, pretrained_analysis
+    root = book_root(root)
+    path = root / I.PREDICTIONS
+    pred = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {"models": {}}
+    records = {k: v for k, v in pretrained_analysis.load_records(root / "results" / "pretrained").items()
+               if k[1] == "shakespeare"}
+    return BesideResult(_departures(root, pred), tuple(anchors.table(records)), anchors.read_records(root))
