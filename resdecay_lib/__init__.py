@@ -13,7 +13,9 @@ crossing modules)::
 * ``maths`` (no torch): ``maths.theory`` (SymPy: Theorem 3.3, its corollaries and
   generalisations; the one face the chapters import, re-exporting ``maths.theorem``,
   ``maths.finite_d``, ``maths.corollaries`` and ``maths.beyond``), ``maths.gaussian`` (Monte
-  Carlo of the idealised Gaussian stream with a real LayerNorm; ``LN_EPS``, ``bonferroni_z_crit``)
+  Carlo of the idealised Gaussian stream with a real LayerNorm; ``LN_EPS``, ``bonferroni_z_crit``),
+  ``maths.identity`` (the change in the raw ratio and cosine a measurement records, with the
+  coordinate means and eps; its leading order and the bound on its remainder)
 * ``stats`` (no torch): ``stats.inference`` (t intervals, equivalence tests, Bonferroni,
   Spearman), ``stats.fit`` (power-law fits with bootstrap intervals, ``loglog_slope``),
   ``stats.exponents`` (rho, the index convention, the theorem's reference exponent,
@@ -26,7 +28,8 @@ crossing modules)::
   ``probe.exponent``, init-time profiles; the one face the chapters import, re-exporting the
   capture of ``nn.hooks``, the metrics of ``nn.metrics`` and ``progress_bar``),
   ``nn.evaluation`` (validation losses, block ablations), ``nn.pretrained`` (offline loaders
-  for pretrained models shipped in PyPI wheels), ``nn.quantise``, ``nn.device`` (where torch
+  for pretrained models shipped in PyPI wheels), ``nn.intervention`` (the front's sum scaled:
+  the patched forward and the arithmetic of the sum), ``nn.quantise``, ``nn.device`` (where torch
   runs, thread pinning, seeds, the cache folder)
 * ``training``: ``training.plan`` (what a run is and when it is measured: ``TrainConfig``, ``RunPlan``; no torch),
   ``training.store`` (no torch: the one atomic write, the sweep loader ``load_sweep``,
@@ -55,14 +58,16 @@ crossing modules)::
   slope, gaps at equal depth), ``analysis.pretrained_analysis`` (Chapter 9: the pretrained models'
   measurements and their exponent reports), ``analysis.pruning`` (skip and removal costs),
   ``analysis.front`` (the front of trained Pre-LN and its predictions), ``analysis.recheck``
-  (a stored run re-run live), ``analysis.training_claims``; ``analysis.chapters.<name>``: one
+  (a stored run re-run live), ``analysis.training_claims``, ``analysis.intervention`` (Chapter
+  9b: the front intervention, predicted and measured), ``analysis.anchors`` (the published
+  anchors' metrics, the theorem's values and the book's); ``analysis.chapters.<name>``: one
   typed result per chapter, ``chapter(root)``, with the wording functions of its sentences
 * ``cli``: ``__main__`` (the command line, also the ``resdecay`` console script: routes each
   command to its module; ``--version`` prints the name, :data:`__version__` and the commit);
   one module per command, which parses, prints and exits while the layers below do the work:
   ``cli.prepare_corpus`` (``prepare-corpus``), ``cli.prepare_models`` (``prepare-models``),
   ``cli.train``, ``cli.sweep``, ``cli.measure``, ``cli.depth_cost`` (``depth-cost``),
-  ``cli.analyse``; no other module imports argparse
+  ``cli.analyse``, ``cli.intervene``, ``cli.anchors``; no other module imports argparse
 
 """
 __version__ = "0.2.0"

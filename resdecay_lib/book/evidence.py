@@ -651,12 +651,47 @@ _INTERVENTION_WHAT = {"smollm2": "SmolLM2-135M", "qwen": "Qwen2.5-Coder-0.5B", "
 #: interval over sequences at 1 - 0.05 / 10 (Bonferroni over the family of 5 models x 2 scales);
 #: NaN for a model not measured
 INTERVENTION_T = {
-    (m, a): interval(f"ev_intervention_t_{m}_{a}", "09b_intervention",
-                     f"T at alpha = {INTERVENTION_ALPHAS[a]:g} for {_INTERVENTION_WHAT[m]}, front of 3 blocks "
-                     f"(percentile bootstrap over sequences, 99.5 %)")
-    for m in INTERVENTION_MODELS for a in INTERVENTION_ALPHAS}
+    ("smollm2", "quarter"): interval("ev_intervention_t_smollm2_quarter", "09b_intervention",
+                            "T at alpha = 0.25 for SmolLM2-135M, front of 3 blocks "
+                            "(percentile bootstrap over sequences, 99.5 %)"),
+    ("smollm2", "two"): interval("ev_intervention_t_smollm2_two", "09b_intervention",
+                            "T at alpha = 2 for SmolLM2-135M, front of 3 blocks "
+                            "(percentile bootstrap over sequences, 99.5 %)"),
+    ("qwen", "quarter"): interval("ev_intervention_t_qwen_quarter", "09b_intervention",
+                            "T at alpha = 0.25 for Qwen2.5-Coder-0.5B, front of 3 blocks "
+                            "(percentile bootstrap over sequences, 99.5 %)"),
+    ("qwen", "two"): interval("ev_intervention_t_qwen_two", "09b_intervention",
+                            "T at alpha = 2 for Qwen2.5-Coder-0.5B, front of 3 blocks "
+                            "(percentile bootstrap over sequences, 99.5 %)"),
+    ("qwen15", "quarter"): interval("ev_intervention_t_qwen15_quarter", "09b_intervention",
+                            "T at alpha = 0.25 for Qwen2.5-Coder-1.5B, front of 3 blocks "
+                            "(percentile bootstrap over sequences, 99.5 %)"),
+    ("qwen15", "two"): interval("ev_intervention_t_qwen15_two", "09b_intervention",
+                            "T at alpha = 2 for Qwen2.5-Coder-1.5B, front of 3 blocks "
+                            "(percentile bootstrap over sequences, 99.5 %)"),
+    ("toy_s6", "quarter"): interval("ev_intervention_t_toy_s6_quarter", "09b_intervention",
+                            "T at alpha = 0.25 for the trained toy Pre-LN at depth 24, seed 6, front of 3 blocks "
+                            "(percentile bootstrap over sequences, 99.5 %)"),
+    ("toy_s6", "two"): interval("ev_intervention_t_toy_s6_two", "09b_intervention",
+                            "T at alpha = 2 for the trained toy Pre-LN at depth 24, seed 6, front of 3 blocks "
+                            "(percentile bootstrap over sequences, 99.5 %)"),
+    ("toy_s7", "quarter"): interval("ev_intervention_t_toy_s7_quarter", "09b_intervention",
+                            "T at alpha = 0.25 for the trained toy Pre-LN at depth 24, seed 7, front of 3 blocks "
+                            "(percentile bootstrap over sequences, 99.5 %)"),
+    ("toy_s7", "two"): interval("ev_intervention_t_toy_s7_two", "09b_intervention",
+                            "T at alpha = 2 for the trained toy Pre-LN at depth 24, seed 7, front of 3 blocks "
+                            "(percentile bootstrap over sequences, 99.5 %)"),
+}
 #: sequences behind each model's T (0: not measured yet)
 INTERVENTION_MEASURED = {
-    m: value(f"ev_intervention_n_seq_{m}", "09b_intervention",
-             f"sequences of {_INTERVENTION_WHAT[m]}'s measured intervention (0: not measured)")
-    for m in INTERVENTION_MODELS}
+    'smollm2': value("ev_intervention_n_seq_smollm2", "09b_intervention",
+                 "sequences of SmolLM2-135M's measured intervention (0: not measured)"),
+    'qwen': value("ev_intervention_n_seq_qwen", "09b_intervention",
+                 "sequences of Qwen2.5-Coder-0.5B's measured intervention (0: not measured)"),
+    'qwen15': value("ev_intervention_n_seq_qwen15", "09b_intervention",
+                 "sequences of Qwen2.5-Coder-1.5B's measured intervention (0: not measured)"),
+    'toy_s6': value("ev_intervention_n_seq_toy_s6", "09b_intervention",
+                 "sequences of the trained toy Pre-LN at depth 24, seed 6's measured intervention (0: not measured)"),
+    'toy_s7': value("ev_intervention_n_seq_toy_s7", "09b_intervention",
+                 "sequences of the trained toy Pre-LN at depth 24, seed 7's measured intervention (0: not measured)"),
+}

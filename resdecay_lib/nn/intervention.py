@@ -32,12 +32,29 @@ import torch
 from torch import nn
 
 from ..checks import ArgumentTypeError, check_int, check_real, show
-from .hooks import _check_patch_blocks, _first_tensor
 
 __all__ = ["front_scaled", "arithmetic_stream", "ALPHA_MAX"]
 
 #: the largest front scale accepted: beyond it the stream is the front alone, to float precision
 ALPHA_MAX = 1e3
+
+
+def _first_tensor(value, where: str) -> torch.Tensor:
+    """The stream in a block's input or output: the tensor, or the first of a tuple (Hugging Face)."""
+    first = value[0] if isinstance(value, (tuple, list)) and value else value
+    if not isinstance(first, torch.Tensor):
+        raise ArgumentTypeError(f"cannot find the residual stream in {where}: expected a tensor or a tuple whose "
+                                f"first element is a tensor, got {type(value).__name__}")
+    return first
+
+
+def _n_blocks(blocks) -> int:
+    """How many blocks ``blocks`` (a sequence of modules, not one module nor a string) holds, at least one."""
+    if isinstance(blocks, (str, bytes)) or (isinstance(blocks, nn.Module) and not isinstance(blocks, nn.ModuleList)) \
+            or not (hasattr(blocks, "__len__") and hasattr(blocks, "__getitem__")) or len(blocks) == 0:
+        raise ArgumentTypeError(f"blocks must be a non-empty list of modules (a model's blocks), got "
+                                f"{type(blocks).__name__}")
+    return len(blocks)
 
 
 def _check_front(m, n_blocks: int) -> None:
@@ -79,7 +96,7 @@ def front_scaled(blocks, m: int, alpha: float):
     >>> len(g.blocks[1]._forward_pre_hooks)
     0
     """
-    n = _check_patch_blocks(blocks)
+    n = _n_blocks(blocks)
     for i in range(n):
         if not isinstance(blocks[i], nn.Module):
             raise ArgumentTypeError(f"blocks[{i}] must be a torch.nn.Module, got {type(blocks[i]).__name__}")

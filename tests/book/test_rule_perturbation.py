@@ -13,6 +13,7 @@ import pytest
 
 from resdecay_lib.book import evidence
 from resdecay_lib.book import ledger
+from resdecay_lib.book import rules
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 BOOK = ledger.read_evidence(ROOT / "chapters")
@@ -142,6 +143,11 @@ PERTURBATIONS = {
         lambda ev: _place(ev, evidence.FRONT_POSITION, -1.0, 0.4) if ev[evidence.FRONT_POSITION.hi] >= 0
         else _place(ev, evidence.FRONT_POSITION, 1.0, 0.4),
         lambda ev: _nudge(ev, evidence.FRONT_POSITION, [0.0])),
+    "claim-mechanism": (
+        # one family model's later blocks make up for the front's size: its T wholly below 1 - margin
+        lambda ev: _place(ev, evidence.INTERVENTION_T["qwen", "two"], 1 - rules.TRACKING_MARGIN - 0.2, 0.1),
+        lambda ev: _nudge(ev, evidence.INTERVENTION_T["qwen", "two"],
+                          [1 - rules.TRACKING_MARGIN, 1 + rules.TRACKING_MARGIN])),
     "claim-redundancy-metric": (
         lambda ev: {k: v for m in FAMILIES for c in ledger.COMPETITORS
                     for k, v in _place(ev, evidence.METRIC_DIFF[c, m], 0.0, 0.1).items()},

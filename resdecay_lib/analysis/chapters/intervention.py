@@ -307,6 +307,106 @@ class BesideResult:
     departures: tuple
     rows: tuple
     anchor_records: dict
+    readings: tuple = ()
+
+    def _reading(self, key: str):
+        return next((r for r in self.readings if r.key == key), None)
+
+    def model_words(self, key: str) -> Words:
+        """One model's T at m = 3 at alpha = 1/4 and 2, with what each interval says."""
+        r = self._reading(key)
+        if r is None or not r.measured:
+            return Words("not measured yet")
+        parts = []
+        for a in I.PRIMARY_ALPHAS:
+            t = r.tracking[I.FRONT_M][a]
+            parts.append(f"T = {t.value:.2f} [{t.lo:.2f}, {t.hi:.2f}] at alpha = {a:g} "
+                         f"({tracking_words(t)})")
+        return Words("; ".join(parts))
+
+    def family_words(self) -> Words:
+        """How the family's measured intervals fall against the margin, counted."""
+        lo_ok, hi_ok = 1 - I.TRACKING_MARGIN, 1 + I.TRACKING_MARGIN
+        ts = [r.tracking[I.FRONT_M][a] for r in self.readings if r.key in I.RULE_MODELS and r.measured
+              for a in I.PRIMARY_ALPHAS]
+        if not ts:
+            return Words("no model of the family is measured yet")
+        below = sum(t.hi < lo_ok for t in ts)
+        above = sum(t.lo > hi_ok for t in ts)
+        within = sum(t.lo >= lo_ok and t.hi <= hi_ok for t in ts)
+        return Words(f"of the {len(ts)} intervals measured so far, {within} lie within the margin of the "
+                     f"arithmetic, {above} wholly above it, {below} wholly below it and "
+                     f"{len(ts) - within - above - below} cross its edge")
+
+    def loss_words(self) -> Words:
+        """Whether a quarter of the front costs each measured Pre-LN model more loss than twice the
+        front, and either more than none (alpha = 1), at m = 3."""
+        pre = [r for r in self.readings if r.measured and r.placement == "pre_ln"]
+        if not pre:
+            return Words("no Pre-LN model is measured yet")
+        order = [r.model for r in pre if r.loss[I.FRONT_M][0.25][0] > r.loss[I.FRONT_M][2.0][0]
+                 > r.loss[I.FRONT_M][1.0][0]]
+        if len(order) == len(pre):
+            return Words(f"in each of the {len(pre)} measured Pre-LN models a quarter of the front raises the loss "
+                         f"more than twice the front does, and both raise it")
+        other = [r.model for r in pre if r.model not in order]
+        return Words(f"a quarter of the front raises the loss more than twice the front, and both raise it, in "
+                     f"{len(order)} of the {len(pre)} measured Pre-LN models; not in {', '.join(other)}")
+
+    def k0_words(self) -> Words:
+        """How often the measured offset k0 (alpha != 1, m = 3) lies inside the predicted offset's
+        95 % interval, and where it does not."""
+        inside, outside = 0, []
+        for r in self.readings:
+            if not r.measured:
+                continue
+            for a in I.ALPHAS:
+                if a == 1.0:
+                    continue
+                p, q = r.k0_pred[I.FRONT_M][a], r.k0_real[I.FRONT_M][a]
+                if p[1] <= q[0] <= p[2]:
+                    inside += 1
+                else:
+                    outside.append(f"{r.model} at alpha {a:g} ({q[0]:.1f} against {p[0]:.1f} [{p[1]:.1f}, {p[2]:.1f}])")
+        n = inside + len(outside)
+        if n == 0:
+            return Words("no model is measured yet")
+        tail = f"; outside it: {'; '.join(outside)}" if outside else ""
+        return Words(f"the measured offset lies inside the predicted offset's 95 % interval in {inside} of {n} "
+                     f"cases{tail}")
+
+    def csordas_words(self) -> Words:
+        """Each Pre-LN model's later-over-earlier ratio of the relative contribution r_k against the
+        theorem's at its depth and against 1."""
+        parts = []
+        for m, name in ANCHOR_MODELS.items():
+            row = next((r for r in self.rows if r.anchor == "csordas" and r.model == m), None)
+            if row is None:
+                continue
+            iv, th = row.book["shakespeare"], row.theorem["shakespeare"]
+            side = "above" if iv.lo > th else "below" if iv.hi < th else "at"
+            one = "above 1" if iv.lo > 1 else "below 1" if iv.hi < 1 else "at 1"
+            parts.append(f"{name}'s ratio {iv.mean:.2f} [{iv.lo:.2f}, {iv.hi:.2f}] lies {side} the theorem's "
+                         f"{th:.2f} and {one}")
+        return Words("; ".join(parts) if parts else "no Pre-LN record is stored")
+
+    def sizes_words(self) -> Words:
+        """What changes from Qwen2.5-Coder-0.5B to 1.5B: T at the two scales, the measured offset
+        k0 per block unpatched, the unpatched loss and Hu et al.'s effective-depth ratio."""
+        small, large = self._reading("qwen"), self._reading("qwen15")
+        if small is None or large is None or not (small.measured and large.measured):
+            return Words("the 1.5B is not measured yet")
+        eds = self.effective_depths()
+
+        def one(r, name):
+            t = [r.tracking[I.FRONT_M][a] for a in I.PRIMARY_ALPHAS]
+            k0 = r.k0_real[I.FRONT_M][1.0][0]
+            ed = eds.get(name)
+            hu = "no crossing" if ed is None else f"{ed.ratio:.2f}"
+            return (f"T {t[0].value:.2f} and {t[1].value:.2f}, k0/L {k0 / r.n_layer:.2f}, "
+                    f"loss {r.loss[I.FRONT_M][1.0][0]:.2f} nats per token, effective-depth ratio {hu}")
+        return Words(f"Qwen2.5-Coder-0.5B ({small.n_layer} blocks): {one(small, 'qwen2.5-coder-0.5b')}; "
+                     f"Qwen2.5-Coder-1.5B ({large.n_layer} blocks): {one(large, 'qwen2.5-coder-1.5b')}")
 
     def departure_table(self) -> Table:
         rows = []
@@ -399,17 +499,26 @@ class BesideResult:
              "intervention_departure_level": round(100 * DEPARTURE_LEVEL)}
         for dp in self.departures:
             g[f"intervention_reading_{dp.key}_{'quarter' if dp.alpha < 1 else 'two'}"] = self.reading(dp.key, dp.alpha)
+        for key in I.MODELS:
+            g[f"intervention_words_{key}"] = self.model_words(key)
+        g["intervention_family_words"] = self.family_words()
+        g["intervention_loss_words"] = self.loss_words()
+        g["intervention_k0_words"] = self.k0_words()
+        g["intervention_csordas_words"] = self.csordas_words()
+        g["intervention_sizes_words"] = self.sizes_words()
         return g
 
 
-def beside(root) -> BesideResult:
+def beside(root, result: InterventionResult | None = None) -> BesideResult:
     """Chapter 9b's described readings (no rule reads them) from the stored predictions and
     records (``results/predictions/intervention.json``, ``results/intervention``,
-    ``results/pretrained`` and ``results/anchors`` under the book's folder ``root``)."""
+    ``results/pretrained`` and ``results/anchors`` under the book's folder ``root``);
+    ``result``: the chapter's :func:`chapter` of the same ``root``, when already computed."""
     from .. import anchors, pretrained_analysis
     root = book_root(root)
     path = root / I.PREDICTIONS
     pred = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {"models": {}}
     records = {k: v for k, v in pretrained_analysis.load_records(root / "results" / "pretrained").items()
                if k[1] == "shakespeare"}
-    return BesideResult(_departures(root, pred), tuple(anchors.table(records)), anchors.read_records(root))
+    return BesideResult(_departures(root, pred), tuple(anchors.table(records)), anchors.read_records(root),
+                        (chapter(root) if result is None else result).readings)

@@ -1,0 +1,91 @@
+"""Chapter 9b's result: its wording functions on each branch, and the chapter read from the stored files."""
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from resdecay_lib.analysis import intervention as I
+from resdecay_lib.analysis.chapters import intervention as C
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_departure_blocks_lie_past_the_front_and_before_the_tail():
+    ks = C.departure_blocks(24, 3)
+    assert ks == (4, 6, 12, 18, 23)
+    assert all(3 < k <= 24 - I.TAIL for k in C.departure_blocks(6, 3))
+
+
+@pytest.mark.parametrize("lo, hi, word", [(0.1, 0.3, "more"), (-0.3, -0.1, "less"), (-0.1, 0.1, "as the arithmetic")])
+def test_departure_words_read_the_interval_against_zero(lo, hi, word):
+    assert C.departure_words(lo, hi) == word
+
+
+def _t(v, lo, hi):
+    return I.Tracking(v, lo, hi, 0.995, 16, (4, 5))
+
+
+def _reading(key, placement="pre_ln", t_quarter=(1.0, 0.9, 1.1), t_two=(1.0, 0.9, 1.1), losses=(3.0, 2.5, 2.0, 2.2),
+             k0=((-2.0, -2.1, -1.9), (-2.0, -2.1, -1.9))):
+    alphas = I.ALPHAS
+    return C.ModelReading(
+        key=key, model=key, n_layer=6, placement=placement, fronts=(3,), second_front=1, base=np.ones(6),
+        arith={3: {a: np.ones(6) for a in alphas}}, real={3: {a: np.ones(6) for a in alphas}},
+        tracking={3: {0.25: _t(*t_quarter), 0.5: _t(1, 0.9, 1.1), 2.0: _t(*t_two)}},
+        k0_pred={3: {a: k0[0] for a in alphas}}, k0_real={3: {a: k0[1] for a in alphas}},
+        loss={3: {a: (x, 0.1) for a, x in zip(alphas, losses)}}, ordered=True, n_seq=16)
+
+
+def _beside(*readings):
+    return C.BesideResult((), (), {}, tuple(readings))
+
+
+def test_family_words_count_the_intervals_against_the_margin():
+    b = _beside(_reading("smollm2", t_quarter=(1.7, 1.6, 1.8)), _reading("qwen", t_two=(0.2, 0.1, 0.3)),
+                _reading("qwen15", t_quarter=(1.4, 1.3, 1.6)))
+    w = b.family_words()
+    assert "of the 6 intervals" in w and "3 lie within" in w and "1 wholly above" in w and "1 wholly below" in w \
+        and "1 cross" in w
+    assert _beside().family_words() == "no model of the family is measured yet"
+
+
+def test_model_words_say_each_scale_or_that_the_model_waits():
+    b = _beside(_reading("qwen"))
+    assert "T = 1.00 [0.90, 1.10] at alpha = 0.25 (within the margin" in b.model_words("qwen")
+    assert b.model_words("toy_s6") == "not measured yet"
+
+
+def test_loss_words_name_a_model_whose_losses_break_the_order():
+    ok = _beside(_reading("qwen"), _reading("smollm2"))
+    assert ok.loss_words().startswith("in each of the 2 measured Pre-LN models")
+    bad = _beside(_reading("qwen"), _reading("smollm2", losses=(3.0, 2.5, 2.0, 3.5)))
+    assert bad.loss_words().endswith("not in smollm2")
+    assert _beside(_reading("gemma3", placement="sandwich")).loss_words() == "no Pre-LN model is measured yet"
+
+
+def test_k0_words_count_the_offsets_inside_the_predicted_interval_and_name_the_others():
+    inside = _beside(_reading("qwen"))
+    assert inside.k0_words().startswith("the measured offset lies inside the predicted offset's 95 % interval in 3 of 3")
+    outside = _beside(_reading("qwen", k0=((-2.0, -2.1, -1.9), (-1.0, -1.1, -0.9))))
+    assert "in 0 of 3 cases; outside it: qwen at alpha 0.25 (-1.0 against -2.0 [-2.1, -1.9])" in outside.k0_words()
+
+
+def test_sizes_words_wait_for_both_sizes():
+    assert _beside(_reading("qwen")).sizes_words() == "the 1.5B is not measured yet"
+    both = _beside(_reading("qwen"), _reading("qwen15"))
+    w = both.sizes_words()
+    assert w.startswith("Qwen2.5-Coder-0.5B (6 blocks): T 1.00 and 1.00, k0/L -0.33") and "effective-depth ratio not" not in w
+
+
+def test_the_chapter_reads_every_stored_record_after_its_prediction():
+    result = C.chapter(ROOT)
+    beside = C.beside(ROOT, result)
+    measured = [r for r in result.readings if r.measured]
+    assert measured and all(r.ordered for r in measured)
+    assert {d.key for d in beside.departures} == {r.key for r in measured}
+    for d in beside.departures:
+        assert np.all(d.lo <= d.d + 1e-12) and np.all(d.d <= d.hi + 1e-12)
+    glued = beside.glues()
+    assert all(isinstance(v, (str, int, float)) for v in glued.values())
+    assert not any(math.isnan(v) for v in glued.values() if isinstance(v, float))
