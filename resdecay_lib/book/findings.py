@@ -21,8 +21,9 @@ from collections.abc import Mapping
 
 from . import evidence as E
 from . import history, ledger, preregistration
+from .rules import TRACKING_MARGIN
 
-__all__ = ["headline", "findings_list", "abstract", "verdict_counts", "read_findings_evidence",
+__all__ = ["headline", "findings_list", "mechanism_finding", "abstract", "verdict_counts", "read_findings_evidence",
            "LINK_STYLES", "interval_level", "verdict_note", "count_phrase", "book_labels"]
 
 #: the three readers of the findings (:func:`findings_list`)
@@ -322,6 +323,31 @@ def long_finding(ev, links: str = "plain") -> str:
             f"±{m:g}, and ends at {_bracket(ev, E.LONG_EXP_END)}.")
 
 
+#: what a mechanism verdict says of the later blocks (rules.rule_mechanism)
+_MECHANISM = {"holds": "follows the arithmetic of the unnormalised sum, as the card's mechanism says",
+              "holds with correction": "follows the arithmetic of the unnormalised sum, and more steeply",
+              "does not hold": "does not follow the arithmetic of the sum: later blocks make up for the front's size",
+              "open": "is not yet shown to follow the arithmetic of the unnormalised sum or not"}
+#: the models of claim-mechanism's family as the findings name them
+_MECHANISM_NAMES = {"smollm2": "SmolLM2-135M", "qwen": "Qwen2.5-Coder-0.5B", "qwen15": "Qwen2.5-Coder-1.5B",
+                    "toy_s6": "the toy of seed 6", "toy_s7": "the toy of seed 7"}
+
+
+def mechanism_finding(ev, verdicts: Mapping, links: str = "plain") -> str:
+    """claim-mechanism: the card's mechanism tested by intervention (Chapter 9b): T at alpha = 1/4
+    and 2 for each measured model of the family, the models still to measure named."""
+    word = verdicts["claim-mechanism"][0]
+    done = [m for m in E.INTERVENTION_MODELS if ev[E.INTERVENTION_MEASURED[m]] > 0]
+    waiting = [_MECHANISM_NAMES[m] for m in E.INTERVENTION_MODELS if m not in done]
+    parts = [f"{_iv(ev, E.INTERVENTION_T[m, 'quarter'])} and {_iv(ev, E.INTERVENTION_T[m, 'two'])} in "
+             f"{_MECHANISM_NAMES[m]}" for m in done]
+    tail = f"; {', '.join(waiting)} not measured yet" if waiting else ""
+    return (f"Scaling the summed output of the first three blocks by 1/4 or 2, the later blocks' change "
+            f"{_MECHANISM.get(word, word)}: the share of the sum's arithmetic that the real forward realises "
+            f"(1: the arithmetic, 0: none; margin {TRACKING_MARGIN:g}; 99.5%) is "
+            f"{'; '.join(parts) or 'not measured yet'}{tail} {verdict_note(links, 'claim-mechanism', verdicts)}.")
+
+
 def count_phrase(n: int, word: str) -> str:
     """``4 hold``, ``1 holds``, ``2 are open``: a verdict count as a reader says it."""
     one = n == 1
@@ -369,7 +395,7 @@ def findings_list(ev, labels: Mapping, links: str = "book") -> str:
     lead = (f"An exponent is the slope of log {_omega(links)} (the per-layer change) on log k (the block "
             f"index), set beside the exponent of the {_term(links, 'theorem', 'theorem')} over the same blocks "
             f"and {_term(links, 'convention', 'convention')}. " + _intervals_line(ev))
-    items = [init_finding(ev, v, links), split_finding(ev, v, links), compensation_finding(ev, v, links),
+    items = [mechanism_finding(ev, v, links), init_finding(ev, v, links), split_finding(ev, v, links), compensation_finding(ev, v, links),
              pretrained_finding(ev, v, links), idle_finding(ev, v, links), depth_cost_finding(ev, v, links),
              front_finding(ev, v, links), long_finding(ev, links)]
     return "\n".join([lead, ""] + [f"- {s}" for s in items] + ["", verdicts_line(ev, labels, links)])

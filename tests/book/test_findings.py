@@ -239,3 +239,16 @@ def test_the_findings_chapter_10_glues_are_the_ones_its_stored_output_holds(ev, 
     stored = [o["data"]["application/papermill.record/text/markdown"] for c in nb["cells"] if c["cell_type"] == "code"
               for o in c.get("outputs", []) if o.get("metadata", {}).get("scrapbook", {}).get("name") == "ledger-summary"]
     assert stored == [findings.findings_list(ev, labels, "book")]
+
+
+@pytest.mark.parametrize("word, said", [("holds", "as the card's mechanism says"), ("holds with correction", "more steeply"),
+                                        ("does not hold", "make up for the front's size"),
+                                        ("open", "is not yet shown to follow")])
+def test_the_mechanism_finding_says_its_verdict_and_the_models_still_to_measure(ev, word, said):
+    v = {"claim-mechanism": (word, "confirmatory")}
+    text = findings.mechanism_finding(ev, v)
+    assert said in text and text.endswith("(claim-mechanism: " + word + "; confirmatory).")
+    waiting = {**ev, **{E.INTERVENTION_MEASURED[m]: 0.0 for m in E.INTERVENTION_MODELS}}
+    assert "not measured yet; SmolLM2-135M, Qwen2.5-Coder-0.5B" in findings.mechanism_finding(waiting, v)
+    done = {**ev, **{E.INTERVENTION_MEASURED[m]: 16.0 for m in E.INTERVENTION_MODELS}}
+    assert "not measured yet" not in findings.mechanism_finding(done, v)
