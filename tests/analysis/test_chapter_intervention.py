@@ -89,3 +89,21 @@ def test_the_chapter_reads_every_stored_record_after_its_prediction():
     glued = beside.glues()
     assert all(isinstance(v, (str, int, float)) for v in glued.values())
     assert not any(math.isnan(v) for v in glued.values() if isinstance(v, float))
+
+
+def _size(model, exp, jump, ratio):
+    from types import SimpleNamespace as NS
+    from resdecay_lib.analysis.pruning import RankCorr
+    rc = RankCorr(*ratio, 0.95, 2000)
+    return C.Size(model, 24, NS(exponent=exp[0], lo=exp[1], hi=exp[2]), -1.05, -0.1,
+                  NS(mean=jump[0], lo=jump[1], hi=jump[2]), rc, rc, 0.39, 0.40)
+
+
+def test_sizes_change_words_wait_for_the_second_record_and_read_each_difference_against_both_intervals():
+    small = _size("qwen2.5-coder-0.5b", (-0.57, -0.59, -0.56), (1.0, 0.98, 1.02), (2.0, 1.7, 2.8))
+    assert C.BesideResult((), (), {}, (), (small,)).sizes_change_words() == "the 1.5B's Chapter 9 record is not stored yet"
+    large = _size("qwen2.5-coder-1.5b", (-0.30, -0.32, -0.28), (1.01, 0.99, 1.03), (2.1, 1.8, 2.9))
+    w = C.BesideResult((), (), {}, (), (small, large)).sizes_change_words()
+    assert "the exponent -0.57 -> -0.30 (apart)" in w and "the last block's jump 1.00 -> 1.01 (the intervals overlap)" in w
+    assert "| Qwen2.5-Coder-1.5B | 24 | -0.30 [-0.32, -0.28] against -1.05 |" in \
+        C.BesideResult((), (), {}, (), (small, large)).sizes_table()

@@ -22,7 +22,7 @@ from ...book.notebooks import book_root
 from .. import intervention as I
 
 __all__ = ["ModelReading", "InterventionResult", "chapter", "order_words", "tracking_words", "DEPARTURE_LEVEL",
-           "departure_blocks", "departure_words", "Departure", "BesideResult", "beside"]
+           "departure_blocks", "departure_words", "Departure", "BesideResult", "beside", "SIZES", "SIZE_LEVEL", "Size"]
 
 
 @dataclass(frozen=True)
@@ -298,6 +298,45 @@ def _model_name(key: str) -> str:
                                           "gemma3": "Gemma-3-270M (sandwich norm)"}.get(key, key))
 
 
+#: the two sizes of the Qwen family, by their records' model names
+SIZES = {"qwen2.5-coder-0.5b": "Qwen2.5-Coder-0.5B", "qwen2.5-coder-1.5b": "Qwen2.5-Coder-1.5B"}
+#: the level of the sizes' intervals (95 %, described: no rule reads them)
+SIZE_LEVEL = 0.95
+
+
+@dataclass(frozen=True)
+class Size:
+    """One Qwen size from its Chapter 9 record (Shakespeare): the exponent over k = 2..L with
+    the theorem's over the same range and convention, k0 / L from the Gram (m = 3, the last
+    block apart), the last block's jump (``anchors.final_jump``), and the later-over-earlier
+    skip-cost ratio with and without the last block beside the theorem's; intervals at
+    :data:`SIZE_LEVEL` over sequences."""
+    model: str
+    n_layer: int
+    exponent: object
+    reference: float
+    k0_per_block: float
+    jump: object
+    skip_ratio: object
+    skip_ratio_no_last: object
+    skip_ref: float
+    skip_ref_no_last: float
+
+
+def _size(name: str, rec) -> Size:
+    from .. import anchors, front, pretrained_analysis, pruning, training_analysis
+    from ...stats import inference
+    rep = pretrained_analysis.exponent_report(rec["change"]["omega_sq"], rec["gram"], level=SIZE_LEVEL)
+    L = int(rec["n_layer"])
+    return Size(name, L, rep.main, rep.reference[rep.main.k_min],
+                front.block_profile(rec["gram"], I.FRONT_M, I.TAIL).k0 / L,
+                inference.t_interval(anchors.final_jump(rec["change"]["angular"]), SIZE_LEVEL),
+                pruning.skip_half_ratio(rec["skip"], level=SIZE_LEVEL),
+                pruning.skip_half_ratio(rec["skip"], level=SIZE_LEVEL, last=False),
+                training_analysis.theorem_half_ratio(L, rep.embedding_counted),
+                training_analysis.theorem_half_ratio(L, rep.embedding_counted, last=False))
+
+
 @dataclass(frozen=True)
 class BesideResult:
     """What Chapter 9b shows beside its evidence: ``departures`` (one :class:`Departure` per
@@ -308,6 +347,20 @@ class BesideResult:
     rows: tuple
     anchor_records: dict
     readings: tuple = ()
+    sizes: tuple = ()
+
+    def sizes_table(self) -> Table:
+        """The two Qwen sizes side by side (Chapter 9's measurements of each record)."""
+        rows = []
+        for z in self.sizes:
+            e = z.exponent
+            rows.append([SIZES[z.model], str(z.n_layer), f"{e.exponent:.2f} [{e.lo:.2f}, {e.hi:.2f}] against {z.reference:.2f}",
+                         f"{z.k0_per_block:.2f}", f"{z.jump.mean:.2f} [{z.jump.lo:.2f}, {z.jump.hi:.2f}]",
+                         f"{z.skip_ratio:.2f} against {z.skip_ref:.2f}",
+                         f"{z.skip_ratio_no_last:.2f} against {z.skip_ref_no_last:.2f}"])
+        return Table.of(["model", "blocks L", "exponent, k = 2..L, against the theorem's", "k0 / L",
+                         "last block's jump", "skip cost, later over earlier half",
+                         "the same without the last block"], rows)
 
     def _reading(self, key: str):
         return next((r for r in self.readings if r.key == key), None)
@@ -320,7 +373,8 @@ class BesideResult:
         parts = []
         for a in I.PRIMARY_ALPHAS:
             t = r.tracking[I.FRONT_M][a]
-            parts.append(f"T = {t.value:.2f} [{t.lo:.2f}, {t.hi:.2f}] at alpha = {a:g} "
+            v, lo, hi = (round(x, 3) for x in (t.value, t.lo, t.hi))   # as the evidence glues them
+            parts.append(f"T = {v:.2f} [{lo:.2f}, {hi:.2f}] at alpha = {a:g} "
                          f"({tracking_words(t)})")
         return Words("; ".join(parts))
 
@@ -389,6 +443,27 @@ class BesideResult:
             parts.append(f"{name}'s ratio {iv.mean:.2f} [{iv.lo:.2f}, {iv.hi:.2f}] lies {side} the theorem's "
                          f"{th:.2f} and {one}")
         return Words("; ".join(parts) if parts else "no Pre-LN record is stored")
+
+    def sizes_change_words(self) -> Words:
+        """What changes from the 0.5B to the 1.5B in Chapter 9's measurements, each difference read
+        against the two intervals (apart: they do not overlap)."""
+        if len(self.sizes) < 2:
+            return Words("the 1.5B's Chapter 9 record is not stored yet")
+        a, b = self.sizes[0], self.sizes[1]
+
+        def moved(name, x, y, xl, xh, yl, yh, digits=2):
+            apart = xh < yl or yh < xl
+            return f"{name} {x:.{digits}f} -> {y:.{digits}f} ({'apart' if apart else 'the intervals overlap'})"
+        parts = [moved("the exponent", a.exponent.exponent, b.exponent.exponent, a.exponent.lo, a.exponent.hi,
+                       b.exponent.lo, b.exponent.hi),
+                 f"k0 / L {a.k0_per_block:.2f} -> {b.k0_per_block:.2f}",
+                 moved("the last block's jump", a.jump.mean, b.jump.mean, a.jump.lo, a.jump.hi, b.jump.lo, b.jump.hi),
+                 moved("the skip-cost ratio", a.skip_ratio.rho, b.skip_ratio.rho, a.skip_ratio.lo, a.skip_ratio.hi,
+                       b.skip_ratio.lo, b.skip_ratio.hi),
+                 moved("without the last block", a.skip_ratio_no_last.rho, b.skip_ratio_no_last.rho,
+                       a.skip_ratio_no_last.lo, a.skip_ratio_no_last.hi, b.skip_ratio_no_last.lo,
+                       b.skip_ratio_no_last.hi)]
+        return Words("From the 0.5B to the 1.5B: " + "; ".join(parts))
 
     def sizes_words(self) -> Words:
         """What changes from Qwen2.5-Coder-0.5B to 1.5B: T at the two scales, the measured offset
@@ -506,6 +581,8 @@ class BesideResult:
         g["intervention_k0_words"] = self.k0_words()
         g["intervention_csordas_words"] = self.csordas_words()
         g["intervention_sizes_words"] = self.sizes_words()
+        g["intervention_sizes_table"] = self.sizes_table()
+        g["intervention_sizes_change"] = self.sizes_change_words()
         return g
 
 
@@ -520,5 +597,6 @@ def beside(root, result: InterventionResult | None = None) -> BesideResult:
     pred = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {"models": {}}
     records = {k: v for k, v in pretrained_analysis.load_records(root / "results" / "pretrained").items()
                if k[1] == "shakespeare"}
+    sizes = tuple(_size(m, records[m, "shakespeare"]) for m in SIZES if (m, "shakespeare") in records)
     return BesideResult(_departures(root, pred), tuple(anchors.table(records)), anchors.read_records(root),
-                        (chapter(root) if result is None else result).readings)
+                        (chapter(root) if result is None else result).readings, sizes)
