@@ -1,14 +1,10 @@
 """Chapter 9b's result: its wording functions on each branch, and the chapter read from the stored files."""
-import math
-from pathlib import Path
-
 import numpy as np
 import pytest
 
 from resdecay_lib.analysis import intervention as I
 from resdecay_lib.analysis.chapters import intervention as C
 
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_departure_blocks_lie_past_the_front_and_before_the_tail():
@@ -78,17 +74,71 @@ def test_sizes_words_wait_for_both_sizes():
     assert w.startswith("Qwen2.5-Coder-0.5B (6 blocks): T 1.00 and 1.00, k0/L -0.33") and "effective-depth ratio not" not in w
 
 
-def test_the_chapter_reads_every_stored_record_after_its_prediction():
-    result = C.chapter(ROOT)
-    beside = C.beside(ROOT, result)
-    measured = [r for r in result.readings if r.measured]
-    assert measured and all(r.ordered for r in measured)
-    assert {d.key for d in beside.departures} == {r.key for r in measured}
-    for d in beside.departures:
-        assert np.all(d.lo <= d.d + 1e-12) and np.all(d.d <= d.hi + 1e-12)
-    glued = beside.glues()
-    assert all(isinstance(v, (str, int, float)) for v in glued.values())
-    assert not any(math.isnan(v) for v in glued.values() if isinstance(v, float))
+def _synthetic_root(tmp_path, real_scale=1.0):
+    """A book folder holding one toy model's prediction and record, made by the library's own
+    functions from a random stream whose later blocks' outputs are kept as recorded (b = a, T = 1)
+    or scaled by ``real_scale`` at alpha != 1."""
+    import json
+    import torch
+    from resdecay_lib.nn.intervention import arithmetic_stream
+    from resdecay_lib.nn.metrics import layer_change
+    g = torch.Generator().manual_seed(0)
+    L, B, T, D = 8, 6, 5, 16
+    scale = torch.tensor([3.0, 2.0, 2.0, 2.0] + [1.0] * (L - 3), dtype=torch.float64)[:, None, None, None]
+    x = (torch.randn(L + 1, B, T, D, generator=g, dtype=torch.float64) * scale).cumsum(0).float()
+    mask = torch.ones(B, T, dtype=torch.long)
+    omega = lambda s: layer_change(s, mask).per_sequence["omega_sq"]  # noqa: E731
+    S, n, _ = I.gram_per_sequence(x, mask)
+    base = {"omega_sq": omega(x).tolist(), "loss": [2.0] * B, "gram_sums": S.tolist(), "tokens": n.tolist()}
+    entry = {"model": "tiny", "key": "toy_s5", "n_layer": L, "d_model": D, "placement": "pre_ln", "source": "test",
+             "inputs": {}, "fronts": [3], "second_front": 1, "base": base,
+             "arithmetic": {"3": {str(a): omega(arithmetic_stream(x, 3, a)).tolist() for a in I.ALPHAS}},
+             "predicted_k0": {}, "predicted_utc": "2026-01-01T00:00:00+00:00", "provenance": {}}
+    real = {}
+    for a in I.ALPHAS:
+        xa = arithmetic_stream(x, 3, a)
+        if a != 1.0 and real_scale != 1.0:
+            xa = xa.clone()
+            xa[4:] = xa[3:4] + (xa[4:] - xa[3:4]) * real_scale
+        Sa, na, _ = I.gram_per_sequence(xa, mask)
+        real[str(a)] = {"omega_sq": (omega(x) if a == 1.0 else omega(xa)).tolist(), "loss": [2.0 + abs(a - 1)] * B,
+                        "gram_sums": Sa.tolist(), "tokens": na.tolist()}
+    record = {"model": "tiny", "key": "toy_s5", "n_layer": L, "d_model": D, "real": {"3": real},
+              "prediction": {"commit": "abc1234", "committed": "2026-01-02T00:00:00+00:00",
+                             "sha256": I.entry_sha256(entry)},
+              "measured_utc": "2026-01-03T00:00:00+00:00", "provenance": {"wall_s": 1.0, "peak_rss_mib": 10.0}}
+    (tmp_path / "results" / "predictions").mkdir(parents=True)
+    (tmp_path / "results" / "intervention").mkdir()
+    (tmp_path / I.PREDICTIONS).write_text(json.dumps({"declared": I.DECLARED, "models": {"toy_s5": entry}}))
+    (tmp_path / I.RECORDS / "toy_s5.json").write_text(json.dumps(record))
+    (tmp_path / "_toc.yml").write_text("root: intro\n")
+    return tmp_path
+
+
+def test_the_chapter_reads_t_one_when_the_real_forward_is_the_arithmetic(tmp_path):
+    result = C.chapter(_synthetic_root(tmp_path))
+    r = result.reading("toy_s5")
+    assert r.measured and r.ordered and r.fronts == (3,)
+    for a in I.PRIMARY_ALPHAS:
+        t = r.tracking[3][a]
+        assert t.value == pytest.approx(1.0, abs=1e-9) and t.lo <= 1.0 + 1e-9 and t.hi >= 1.0 - 1e-9
+    beside = C.beside(tmp_path, result)
+    assert all(np.allclose(d.d, 0.0, atol=1e-6) for d in beside.departures)
+    assert "as the arithmetic" in beside.departure_table() and beside.rows == () and beside.sizes == ()
+
+
+def test_the_chapter_sees_later_blocks_that_write_less_than_the_arithmetic(tmp_path):
+    result = C.chapter(_synthetic_root(tmp_path, real_scale=0.5))
+    beside = C.beside(tmp_path, result)
+    assert all(np.all(d.hi[4:-1] < 0) for d in beside.departures)     # later blocks' change below (a)'s
+    assert beside.reading("toy_s5", 0.25).startswith("0 of")
+
+
+def test_a_record_without_its_prediction_is_refused(tmp_path):
+    root = _synthetic_root(tmp_path)
+    (root / I.RECORDS / "qwen.json").write_text('{"key": "qwen"}')
+    with pytest.raises(ValueError, match="does not predict"):
+        C.chapter(root)
 
 
 def _size(model, exp, jump, ratio):

@@ -598,5 +598,6 @@ def beside(root, result: InterventionResult | None = None) -> BesideResult:
     records = {k: v for k, v in pretrained_analysis.load_records(root / "results" / "pretrained").items()
                if k[1] == "shakespeare"}
     sizes = tuple(_size(m, records[m, "shakespeare"]) for m in SIZES if (m, "shakespeare") in records)
-    return BesideResult(_departures(root, pred), tuple(anchors.table(records)), anchors.read_records(root),
+    return BesideResult(_departures(root, pred), tuple(anchors.table(records)) if records else (),
+                        anchors.read_records(root),
                         (chapter(root) if result is None else result).readings, sizes)
