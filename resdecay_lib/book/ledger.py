@@ -92,18 +92,20 @@ def seed_based(claim: Claim) -> bool:
 NO_POWER = NOT_COMPUTED.rstrip(" ")
 
 #: what the replication column can say, per claim
-REPLICATED = ("yes", "no", "not yet", "no confirmatory data", "derived")
+REPLICATED = ("yes", "no", "not yet", "no confirmatory data", "derived", "confirmatory itself")
 
 
-def replication(evidence: Mapping[str, float], claims=None, derived=frozenset()) -> list[dict]:
+def replication(evidence: Mapping[str, float], claims=None, derived=frozenset(), confirmatory=frozenset()) -> list[dict]:
     """Per claim: its verdict on the discovery seeds (s012), on the held-out seeds (s34), on the
     exploratory seeds 0-4 (the ledger's own evidence), on the confirmatory seeds (s567, every run
     trained after the registry), and whether it replicated, one of :data:`REPLICATED`: ``"yes"``
     when the confirmatory verdict is the exploratory one, ``"no"`` when it differs, ``"not yet"``
     when the confirmatory set cannot give the values its rule reads (its runs are not all in),
     ``"no confirmatory data"`` for a claim read from no training run (the pretrained records and
-    the deep runs have no confirmatory round yet), ``"derived"`` for the claims in ``derived``
-    (ids of claims whose evidence reads no stored data: nothing to replicate)."""
+    the deep runs have no confirmatory round yet), ``"confirmatory itself"`` for such a claim in
+    ``confirmatory`` (ids of claims every datum of which was committed after their rule: their
+    verdict is the confirmatory one, with no exploratory verdict to replicate), ``"derived"`` for
+    the claims in ``derived`` (ids of claims whose evidence reads no stored data: nothing to replicate)."""
     claims = CLAIMS if claims is None else list(claims)
     rows = []
     verdicts = {s: dict((c.id, v) for c, v in evaluate(evidence, claims, s)) for s in E.SEED_SETS}
@@ -112,7 +114,7 @@ def replication(evidence: Mapping[str, float], claims=None, derived=frozenset())
         if c.id in derived:
             rep = "derived"
         elif not seed_based(c):
-            rep = "no confirmatory data"
+            rep = "confirmatory itself" if c.id in confirmatory else "no confirmatory data"
         elif k.reason.startswith(NO_POWER):
             rep = "not yet"
         else:

@@ -359,7 +359,8 @@ def chapter(root) -> VerdictResult:
     replication = tuple(ReplicationEntry(r["claim"].id, r["claim"].title, r["discovery"].word, r["heldout"].word,
                                          r["all"].word, r["confirmatory"].word, confirm[r["claim"].id].word,
                                          r["replicated"])
-                        for r in ledger.replication(evidence, derived=derived))
+                        for r in ledger.replication(evidence, derived=derived, confirmatory=frozenset(
+                            cid for cid, lab in found.items() if lab.word == "confirmatory")))
     front = json.loads((root / "results" / "predictions" / "front.json").read_text(encoding="utf-8"))
     history = json.loads((root / "results" / "verdicts_history.json").read_text(encoding="utf-8"))
     last = history["versions"][-1]
