@@ -23,7 +23,7 @@ from . import evidence as E
 from . import history, ledger, preregistration
 from .rules import TRACKING_MARGIN
 
-__all__ = ["headline", "findings_list", "mechanism_finding", "abstract", "verdict_counts", "read_findings_evidence",
+__all__ = ["headline", "findings_list", "mechanism_finding", "replication_finding", "abstract", "verdict_counts", "read_findings_evidence",
            "LINK_STYLES", "interval_level", "verdict_note", "count_phrase", "book_labels"]
 
 #: the three readers of the findings (:func:`findings_list`)
@@ -348,6 +348,28 @@ def mechanism_finding(ev, verdicts: Mapping, links: str = "plain") -> str:
             f"{'; '.join(parts) or 'not measured yet'}{tail} {verdict_note(links, 'claim-mechanism', verdicts)}.")
 
 
+def replication_finding(ev, labels: Mapping, links: str = "plain") -> str:
+    """The confirmatory round (seeds 5-7, trained after every rule that reads them): how many
+    training claims repeat their exploratory verdict on it, and which do not or cannot yet
+    (:func:`resdecay_lib.book.ledger.replication`)."""
+    rows = ledger.replication(ev, derived=frozenset(k for k, v in labels.items() if v == "derived"),
+                              confirmatory=frozenset(k for k, v in labels.items() if v == "confirmatory"))
+    seed = [r for r in rows if r["replicated"] in ("yes", "no", "not yet")]
+    yes = [r["claim"].id for r in seed if r["replicated"] == "yes"]
+    no = [r for r in seed if r["replicated"] == "no"]
+    wait = [r["claim"].id for r in seed if r["replicated"] == "not yet"]
+    parts = [f"{len(yes)} of the {len(seed)} claims read from the toy runs repeat their verdict on seeds 0-4"
+             + (f" ({', '.join(_claim(links, c) for c in yes)})" if yes else "")]
+    if no:
+        parts.append(f"{len(no)} do not: " + "; ".join(
+            f"{_claim(links, r['claim'].id)} {r['all'].word} on seeds 0-4, {r['confirmatory'].word} on seeds 5-7"
+            for r in no))
+    if wait:
+        parts.append(f"{len(wait)} cannot be read on seeds 5-7 yet ({', '.join(_claim(links, c) for c in wait)})")
+    return ("On the confirmatory seeds 5-7, trained only after every rule that reads them was registered, "
+            + "; ".join(parts) + ".")
+
+
 def count_phrase(n: int, word: str) -> str:
     """``4 hold``, ``1 holds``, ``2 are open``: a verdict count as a reader says it."""
     one = n == 1
@@ -395,7 +417,7 @@ def findings_list(ev, labels: Mapping, links: str = "book") -> str:
     lead = (f"An exponent is the slope of log {_omega(links)} (the per-layer change) on log k (the block "
             f"index), set beside the exponent of the {_term(links, 'theorem', 'theorem')} over the same blocks "
             f"and {_term(links, 'convention', 'convention')}. " + _intervals_line(ev))
-    items = [mechanism_finding(ev, v, links), init_finding(ev, v, links), split_finding(ev, v, links), compensation_finding(ev, v, links),
+    items = [mechanism_finding(ev, v, links), replication_finding(ev, labels, links), init_finding(ev, v, links), split_finding(ev, v, links), compensation_finding(ev, v, links),
              pretrained_finding(ev, v, links), idle_finding(ev, v, links), depth_cost_finding(ev, v, links),
              front_finding(ev, v, links), long_finding(ev, links)]
     return "\n".join([lead, ""] + [f"- {s}" for s in items] + ["", verdicts_line(ev, labels, links)])

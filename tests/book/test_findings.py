@@ -252,3 +252,23 @@ def test_the_mechanism_finding_says_its_verdict_and_the_models_still_to_measure(
     assert "not measured yet; SmolLM2-135M, Qwen2.5-Coder-0.5B" in findings.mechanism_finding(waiting, v)
     done = {**ev, **{E.INTERVENTION_MEASURED[m]: 16.0 for m in E.INTERVENTION_MODELS}}
     assert "not measured yet" not in findings.mechanism_finding(done, v)
+
+
+def test_the_replication_finding_counts_what_repeats_names_what_does_not_and_what_waits(monkeypatch):
+    from types import SimpleNamespace as NS
+    rows = [{"claim": NS(id=f"claim-{i}"), "all": NS(word="holds"), "confirmatory": NS(word=w), "replicated": r}
+            for i, (w, r) in enumerate([("holds", "yes"), ("open", "no"), ("open", "not yet"), ("holds", "derived"),
+                                        ("holds", "no confirmatory data")])]
+    seen = {}
+
+    def fake(ev, derived, confirmatory):
+        seen.update(derived=derived, confirmatory=confirmatory)
+        return rows
+    monkeypatch.setattr(findings.ledger, "replication", fake)
+    text = findings.replication_finding({}, {"claim-3": "derived", "claim-4": "confirmatory"})
+    assert "1 of the 3 claims read from the toy runs repeat their verdict on seeds 0-4 (claim-0)" in text
+    assert "1 do not: claim-1 holds on seeds 0-4, open on seeds 5-7" in text
+    assert "1 cannot be read on seeds 5-7 yet (claim-2)" in text
+    assert seen == {"derived": frozenset({"claim-3"}), "confirmatory": frozenset({"claim-4"})}
+    rows[1]["replicated"] = rows[2]["replicated"] = "yes"
+    assert "do not" not in findings.replication_finding({}, {}) and "yet" not in findings.replication_finding({}, {})
