@@ -92,7 +92,9 @@ class Anchor:
 
 #: where Hu et al.'s effective depths were read: the stored outputs of their notebook
 _HU_SOURCE = ("github:AheadOFpotato/what_affects_effective_depth exp3_universal_metric_simple.ipynb, "
-              "output of calculate_all_metrics (column 'ED (cos)'), commit ea5402c8c35a4437618a30dbb7506e737db44342")
+              "output of calculate_all_metrics (column 'ED (cos)'), read at commit "
+              "ea5402c8c35a4437618a30dbb7506e737db44342 (the notebook last changed in 21b36545a85b); the 14B "
+              "and 32B rows are the base models (their Instruct rows print 27/32/30 and 43/46/43)")
 #: Hu et al.'s effective depth by the cosine metric, as that notebook prints it: (model, layers
 #: L, dataset, ED); the ratio is (ED + 1) / L (:func:`effective_depth_cosine`), printed there to 2 places
 HU_COSINE_ED = (
@@ -121,8 +123,13 @@ ANCHORS = {
         claim="layers in the second half contribute much less than those in the first half, with a phase "
               "transition between the two halves (abstract; section 3, Fig. 2: Llama 3.1 70B and others)",
         published=(Published("Llama 3.1 / Qwen 3 / OLMo 2 family", None, "arXiv:2505.13898, abstract and Fig. 2",
-                             "qualitative: the per-layer values are only plotted; " + _NOT_READ),),
-        note="their code (github:robertcsordas/llm_effective_depth) could not be fetched here"),
+                             "qualitative, not readable as a number: the per-layer values are only plotted; "
+                             "their code stores no outputs (analysis/.gitignore excludes them); a third-party note reads Llama 3.1 70B's plot as "
+                             "'first half >0.15, second half <0.05', which is not quoted as theirs"),),
+        note="their code, read in the fork github:ShayanTalaei/llm_effective_depth at Csordas's own commit "
+             "393e5c740e2a46d8b06d60129b1a3fb4b581a01a (analysis/analyze_norms.py, lines 98-150), takes the "
+             "per-token ratio against the layer's input residual and averages it over the tokens of 20 GSM8K "
+             "prompts, with local Qwen models loaded in 8 bits; the book's rel_update is the same token mean"),
     "liu": Anchor(
         key="liu", paper="Liu, Kangaslahti, Liu and Gore 2026, Inverse Depth Scaling From Most Layers Being Similar",
         arxiv="2602.05970", metric="rotation theta_l (radians)",

@@ -306,9 +306,9 @@ def _fake_parts(tmp_path, monkeypatch, contents):
                        gguf_name="fake.gguf",
                        part_sha256=tuple(hashlib.sha256(c).hexdigest() for c in contents))
 
-    def package_dir(module, pin, why):
+    def package_dir(module, pin, why, line=pretrained.INSTALL_LINE):
         if module not in folders:
-            pretrained._require(module, pin, why)
+            pretrained._require(module, pin, why, line)
         return folders[module]
     monkeypatch.setattr(pretrained, "_package_dir", package_dir)
     monkeypatch.setattr(pretrained, "model_cache_dir", lambda: tmp_path / "cache")
