@@ -157,3 +157,25 @@ def test_sizes_change_words_wait_for_the_second_record_and_read_each_difference_
     assert "the exponent -0.57 -> -0.30 (apart)" in w and "the last block's jump 1.00 -> 1.01 (the intervals overlap)" in w
     assert "| Qwen2.5-Coder-1.5B | 24 | -0.30 [-0.32, -0.28] against -1.05 |" in \
         C.BesideResult((), (), {}, (), (small, large)).sizes_table()
+
+
+def test_hu_words_set_the_1_5b_inside_or_outside_hu_et_al_s_range():
+    def with_ed(ed, L=28):
+        hu = [-0.1] * (ed + 1) + [0.1] * (L - ed - 1)
+        return C.BesideResult((), (), {"qwen2.5-coder-1.5b": {"n_layer": L, "hu": {"att": hu, "mlp": hu, "layer": hu}}})
+    assert "0.61 (ED 16 of 28), inside the range 0.61 to 0.75" in with_ed(16).hu_words()
+    assert "below the range" in with_ed(10).hu_words() and "above the range" in with_ed(24).hu_words()
+    assert C.BesideResult((), (), {}).hu_words() == "the 1.5B's cosines are not measured yet"
+
+
+def test_lean_words_count_the_models_whose_later_blocks_lean_each_way_and_name_the_others():
+    def dep(key, alpha, d):
+        d = np.asarray(d, float)
+        return C.Departure(key, key, 1, alpha, d, d - 0.01, d + 0.01, (2.0, 0.1), (1.0, 0.1))
+    up, down = [0, 0.5, 0.5, -0.5, 0], [0, -0.5, -0.5, 0.5, 0]
+    b = C.BesideResult((dep("a", 0.25, up), dep("a", 2.0, down), dep("b", 0.25, up), dep("b", 2.0, up)), (), {})
+    w = b.lean_words()
+    assert "at alpha = 0.25, more later blocks write more than the arithmetic says than the other way in 2 of the 2" in w
+    assert "at alpha = 2, more later blocks write less than the arithmetic says than the other way in 1 of the 2 " \
+           "measured models (not in b)" in w
+    assert C.BesideResult((), (), {}).lean_words() == "no model is measured yet"

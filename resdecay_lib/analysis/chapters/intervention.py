@@ -348,6 +348,7 @@ class BesideResult:
     anchor_records: dict
     readings: tuple = ()
     sizes: tuple = ()
+    mean_theta: dict = field(default_factory=dict)
 
     def sizes_table(self) -> Table:
         """The two Qwen sizes side by side (Chapter 9's measurements of each record)."""
@@ -429,6 +430,20 @@ class BesideResult:
         return Words(f"the measured offset lies inside the predicted offset's 95 % interval in {inside} of {n} "
                      f"cases{tail}")
 
+    def hu_words(self) -> Words:
+        """The book's Qwen2.5-Coder-1.5B against the effective-depth ratios Hu et al. print for
+        Qwen2.5-1.5B-Instruct (the same shape; another fine-tune, other texts, other weights' precision)."""
+        from .. import anchors
+        ed = self.effective_depths().get("qwen2.5-coder-1.5b")
+        theirs = [(ds, (e + 1) / L) for m, L, ds, e in anchors.HU_COSINE_ED if m == "Qwen2.5-1.5B-Instruct"]
+        if ed is None or not theirs:
+            return Words("the 1.5B's cosines are not measured yet" if ed is None else "no published figure to set it beside")
+        lo, hi = min(r for _, r in theirs), max(r for _, r in theirs)
+        where = "inside" if lo <= ed.ratio <= hi else "below" if ed.ratio < lo else "above"
+        return Words(f"Qwen2.5-Coder-1.5B's effective-depth ratio here is {ed.ratio:.2f} (ED {ed.ed} of {ed.L}), "
+                     f"{where} the range {lo:.2f} to {hi:.2f} that Hu et al. print for Qwen2.5-1.5B-Instruct on "
+                     f"{', '.join(ds for ds, _ in theirs)}")
+
     def csordas_words(self) -> Words:
         """Each Pre-LN model's later-over-earlier ratio of the relative contribution r_k against the
         theorem's at its depth and against 1."""
@@ -509,6 +524,26 @@ class BesideResult:
         return Words(f"{words.count('more')} of {n} later blocks write more than the arithmetic, "
                      f"{words.count('less')} less, {words.count('as the arithmetic')} as it")
 
+    def _counts(self, dp) -> tuple[int, int]:
+        words = [departure_words(dp.lo[j], dp.hi[j]) for j in range(dp.m, dp.d.size - I.TAIL)]
+        return words.count("more"), words.count("less")
+
+    def lean_words(self) -> Words:
+        """Which way the later blocks lean, model by model: at alpha = 1/4, do more of them write
+        more than the arithmetic than less; at alpha = 2, more of them less than more; the
+        models where they do not, named."""
+        parts = []
+        for alpha, wanted, word in ((0.25, lambda more, less: more > less, "more"),
+                                    (2.0, lambda more, less: less > more, "less")):
+            deps = [d for d in self.departures if d.alpha == alpha]
+            if not deps:
+                continue
+            off = [d.model for d in deps if not wanted(*self._counts(d))]
+            parts.append(f"at alpha = {alpha:g}, more later blocks write {word} than the arithmetic says than the "
+                         f"other way in {len(deps) - len(off)} of the {len(deps)} measured models"
+                         + (f" (not in {', '.join(off)})" if off else ""))
+        return Words("; ".join(parts) if parts else "no model is measured yet")
+
     def effective_depths(self) -> dict:
         from .. import anchors
         return {m: anchors.effective_depth(r) for m, r in self.anchor_records.items()}
@@ -563,6 +598,9 @@ class BesideResult:
                 theorem = "; ".join(f"{ANCHOR_MODELS[m]} {rows[m].theorem['shakespeare']:.2f}"
                                     for m in models if m in rows)
                 book = [f"{rows[m].book['shakespeare']:.3g}" if m in rows else "not measured" for m in models]
+                if key == "liu":       # "uniform and small": the ratio says uniform, the mean angle small
+                    book = [b if m not in self.mean_theta else f"{b}; mean {self.mean_theta[m].mean:.2f} rad"
+                            for b, m in zip(book, models)]
             out.append([f"{anchor.paper.split(',')[0]} ({anchor.arxiv})", anchor.metric.replace("|", "\\|"),
                         published, theorem, *book])
         return Table.of(header, out)
@@ -580,6 +618,8 @@ class BesideResult:
         g["intervention_loss_words"] = self.loss_words()
         g["intervention_k0_words"] = self.k0_words()
         g["intervention_csordas_words"] = self.csordas_words()
+        g["intervention_hu_words"] = self.hu_words()
+        g["intervention_lean_words"] = self.lean_words()
         g["intervention_sizes_words"] = self.sizes_words()
         g["intervention_sizes_table"] = self.sizes_table()
         g["intervention_sizes_change"] = self.sizes_change_words()
@@ -598,6 +638,7 @@ def beside(root, result: InterventionResult | None = None) -> BesideResult:
     records = {k: v for k, v in pretrained_analysis.load_records(root / "results" / "pretrained").items()
                if k[1] == "shakespeare"}
     sizes = tuple(_size(m, records[m, "shakespeare"]) for m in SIZES if (m, "shakespeare") in records)
+    theta = {m: v["liu_mean_theta"] for (m, _), v in anchors.book_values(records).items()} if records else {}
     return BesideResult(_departures(root, pred), tuple(anchors.table(records)) if records else (),
                         anchors.read_records(root),
-                        (chapter(root) if result is None else result).readings, sizes)
+                        (chapter(root) if result is None else result).readings, sizes, theta)
