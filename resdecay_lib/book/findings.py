@@ -339,11 +339,21 @@ def mechanism_finding(ev, verdicts: Mapping, links: str = "plain") -> str:
     word = verdicts["claim-mechanism"][0]
     done = [m for m in E.INTERVENTION_MODELS if ev[E.INTERVENTION_MEASURED[m]] > 0]
     waiting = [_MECHANISM_NAMES[m] for m in E.INTERVENTION_MODELS if m not in done]
+    what = _MECHANISM.get(word, word)
+    if word == "open" and not waiting:
+        tests = [E.INTERVENTION_T[m, a] for m in done for a in E.INTERVENTION_ALPHAS]
+        lo_ok, hi_ok = 1 - TRACKING_MARGIN, 1 + TRACKING_MARGIN
+        below = sum(ev[t.hi] < lo_ok for t in tests)
+        within = sum(lo_ok <= ev[t.lo] and ev[t.hi] <= hi_ok for t in tests)
+        if not below:
+            what = (f"moves the way the arithmetic of the unnormalised sum says in every model (no interval below "
+                    f"the margin), but lies within the margin in {within} of {len(tests)} tests, so the rule "
+                    f"cannot decide")
     parts = [f"{_iv(ev, E.INTERVENTION_T[m, 'quarter'])} and {_iv(ev, E.INTERVENTION_T[m, 'two'])} in "
              f"{_MECHANISM_NAMES[m]}" for m in done]
     tail = f"; {', '.join(waiting)} not measured yet" if waiting else ""
     return (f"Scaling the summed output of the first three blocks by 1/4 or 2, the later blocks' change "
-            f"{_MECHANISM.get(word, word)}: the share of the sum's arithmetic that the real forward realises "
+            f"{what}: the share of the sum's arithmetic that the real forward realises "
             f"(1: the arithmetic, 0: none; margin {TRACKING_MARGIN:g}; 99.5%) is "
             f"{'; '.join(parts) or 'not measured yet'}{tail} {verdict_note(links, 'claim-mechanism', verdicts)}.")
 
@@ -361,7 +371,7 @@ def replication_finding(ev, labels: Mapping, links: str = "plain") -> str:
     parts = [f"{len(yes)} of the {len(seed)} claims read from the toy runs repeat their verdict on seeds 0-4"
              + (f" ({', '.join(_claim(links, c) for c in yes)})" if yes else "")]
     if no:
-        parts.append(f"{len(no)} do not: " + "; ".join(
+        parts.append(f"{len(no)} {'does' if len(no) == 1 else 'do'} not: " + "; ".join(
             f"{_claim(links, r['claim'].id)} {r['all'].word} on seeds 0-4, {r['confirmatory'].word} on seeds 5-7"
             for r in no))
     if wait:

@@ -246,10 +246,10 @@ def test_the_findings_chapter_10_glues_are_the_ones_its_stored_output_holds(ev, 
                                         ("open", "is not yet shown to follow")])
 def test_the_mechanism_finding_says_its_verdict_and_the_models_still_to_measure(ev, word, said):
     v = {"claim-mechanism": (word, "confirmatory")}
-    text = findings.mechanism_finding(ev, v)
-    assert said in text and text.endswith("(claim-mechanism: " + word + "; confirmatory).")
     waiting = {**ev, **{E.INTERVENTION_MEASURED[m]: 0.0 for m in E.INTERVENTION_MODELS}}
-    assert "not measured yet; SmolLM2-135M, Qwen2.5-Coder-0.5B" in findings.mechanism_finding(waiting, v)
+    text = findings.mechanism_finding(waiting, v)
+    assert said in text and text.endswith("(claim-mechanism: " + word + "; confirmatory).")
+    assert "not measured yet; SmolLM2-135M, Qwen2.5-Coder-0.5B" in text
     done = {**ev, **{E.INTERVENTION_MEASURED[m]: 16.0 for m in E.INTERVENTION_MODELS}}
     assert "not measured yet" not in findings.mechanism_finding(done, v)
 
@@ -267,8 +267,22 @@ def test_the_replication_finding_counts_what_repeats_names_what_does_not_and_wha
     monkeypatch.setattr(findings.ledger, "replication", fake)
     text = findings.replication_finding({}, {"claim-3": "derived", "claim-4": "confirmatory"})
     assert "1 of the 3 claims read from the toy runs repeat their verdict on seeds 0-4 (claim-0)" in text
-    assert "1 do not: claim-1 holds on seeds 0-4, open on seeds 5-7" in text
+    assert "1 does not: claim-1 holds on seeds 0-4, open on seeds 5-7" in text
     assert "1 cannot be read on seeds 5-7 yet (claim-2)" in text
     assert seen == {"derived": frozenset({"claim-3"}), "confirmatory": frozenset({"claim-4"})}
     rows[1]["replicated"] = rows[2]["replicated"] = "yes"
     assert "do not" not in findings.replication_finding({}, {}) and "yet" not in findings.replication_finding({}, {})
+
+
+def test_an_open_mechanism_with_every_model_measured_says_why_the_rule_cannot_decide(ev):
+    done = {**ev, **{E.INTERVENTION_MEASURED[m]: 16.0 for m in E.INTERVENTION_MODELS}}
+    for m in E.INTERVENTION_MODELS:
+        for a in E.INTERVENTION_ALPHAS:
+            t = E.INTERVENTION_T[m, a]
+            done.update({t: 1.0, t.lo: 0.9, t.hi: 1.1})
+    t = E.INTERVENTION_T["qwen", "quarter"]
+    done.update({t: 1.5, t.lo: 1.4, t.hi: 1.6})
+    text = findings.mechanism_finding(done, {"claim-mechanism": ("open", "confirmatory")})
+    assert "no interval below the margin), but lies within the margin in 9 of 10 tests, so the rule cannot decide" in text
+    done.update({t: 0.2, t.lo: 0.1, t.hi: 0.3})
+    assert "is not yet shown" in findings.mechanism_finding(done, {"claim-mechanism": ("open", "confirmatory")})
