@@ -70,4 +70,4 @@ crossing modules)::
   ``cli.analyse``, ``cli.intervene``, ``cli.anchors``; no other module imports argparse
 
 """
-__version__ = "0.2.0"
+__version__ = "0.3.0"
