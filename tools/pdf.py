@@ -162,7 +162,7 @@ PRINT_CSS = """
   .title-page { break-after: page; padding-top: 0.5in; }
   .title-page .book-title { font-size: 2rem; font-weight: 700; line-height: 1.25; margin-bottom: 0.6rem; }
   .title-page .book-meta { color: #444; margin: 0.2rem 0; }
-  .title-page .abstract { margin: 1.4rem 0.3in 0; text-align: justify; font-size: 12.5px; line-height: 1.45; }
+  .title-page .abstract { margin: 1.0rem 0.15in 0; text-align: justify; font-size: 12.5px; line-height: 1.36; }
   .title-page .abstract ul { margin-bottom: 0.4rem; }
   .title-page .abstract p { margin-bottom: 0.5rem; }
   .title-page .abstract-head { font-weight: 700; text-align: center; margin-bottom: 0.4rem; }

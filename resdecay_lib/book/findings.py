@@ -115,8 +115,7 @@ _TERMS = {"ledger": ("{{doc}}`{t} </chapters/10_verdict>`", "[{t}](#terms)"),
           "card": ("{{doc}}`{t} </chapters/10_verdict>`", "[{t}](#terms)"),
           "convention": ("{{prf:ref}}`{t} <def-seed-convention>`", "[{t}](#terms)"),
           "theorem": ("{{prf:ref}}`{t} <thm-omega>`", None),
-          "front": ("{{doc}}`{t} </chapters/07b_front>`", "[{t}](chapters/07b_front.ipynb)"),
-          "settling": ("{{doc}}`{t} </chapters/07b_front>`", "[{t}](chapters/07b_front.ipynb)")}
+          "front": ("{{doc}}`{t} </chapters/07b_front>`", "[{t}](chapters/07b_front.ipynb)")}
 
 
 def _check_links(links: str) -> None:
@@ -307,22 +306,6 @@ def front_finding(ev, verdicts: Mapping, links: str = "plain") -> str:
             f"±{w:.1f} the first prediction allows {verdict_note(links, 'claim-front', verdicts)}.")
 
 
-def long_finding(ev, links: str = "plain") -> str:
-    """The 10,800-step runs at depth 24: whether the exponent has settled, the settling test's
-    reading (training_analysis.settling: its 90% interval inside the margin); no ledger verdict."""
-    n = ev[E.LONG_N_RUNS]
-    longer = _term(links, "Trained three times longer", "settling")
-    if not n >= 3:
-        return f"{longer} (10,800 steps), {int(n)} of the three depth-24 runs are stored so far."
-    c, m = E.LONG_EXP_CHANGE, ledger.EXP_MARGIN
-    inside = -m <= ev[c.lo] and ev[c.hi] <= m
-    rising = ev[c.lo] > m
-    where = "inside" if inside else "wholly above" if rising else "not inside"
-    return (f"{longer} (10,800 steps), the depth-24 exponent {'has settled' if inside else 'is still rising' if rising else 'is not shown to have settled'}: "
-            f"it moves by {_bracket(ev, c)} between steps 6,000 and 10,800, {where} the book's exponent margin "
-            f"±{m:g}, and ends at {_bracket(ev, E.LONG_EXP_END)}.")
-
-
 #: what a mechanism verdict says of the later blocks (rules.rule_mechanism)
 _MECHANISM = {"holds": "follows the arithmetic of the unnormalised sum, as the card's mechanism says",
               "holds with correction": "follows the arithmetic of the unnormalised sum, and more steeply",
@@ -334,29 +317,29 @@ _MECHANISM_NAMES = {"smollm2": "SmolLM2-135M", "qwen": "Qwen2.5-Coder-0.5B", "qw
 
 
 def mechanism_finding(ev, verdicts: Mapping, links: str = "plain") -> str:
-    """claim-mechanism: the card's mechanism tested by intervention (Chapter 9b): T at alpha = 1/4
-    and 2 for each measured model of the family, the models still to measure named."""
+    """claim-mechanism: the card's mechanism tested by intervention (Chapter 9b): the range of T
+    over the measured models of the family at alpha = 1/4 and at 2, how many tests lie within the
+    margin, and the models still to measure."""
     word = verdicts["claim-mechanism"][0]
     done = [m for m in E.INTERVENTION_MODELS if ev[E.INTERVENTION_MEASURED[m]] > 0]
     waiting = [_MECHANISM_NAMES[m] for m in E.INTERVENTION_MODELS if m not in done]
+    tests = [E.INTERVENTION_T[m, a] for m in done for a in E.INTERVENTION_ALPHAS]
+    lo_ok, hi_ok = 1 - TRACKING_MARGIN, 1 + TRACKING_MARGIN
+    below = sum(ev[t.hi] < lo_ok for t in tests)
+    within = sum(lo_ok <= ev[t.lo] and ev[t.hi] <= hi_ok for t in tests)
     what = _MECHANISM.get(word, word)
-    if word == "open" and not waiting:
-        tests = [E.INTERVENTION_T[m, a] for m in done for a in E.INTERVENTION_ALPHAS]
-        lo_ok, hi_ok = 1 - TRACKING_MARGIN, 1 + TRACKING_MARGIN
-        below = sum(ev[t.hi] < lo_ok for t in tests)
-        within = sum(lo_ok <= ev[t.lo] and ev[t.hi] <= hi_ok for t in tests)
-        if not below:
-            what = (f"moves the way the arithmetic of the unnormalised sum says in every model (no interval below "
-                    f"the margin), but lies within the margin in {within} of {len(tests)} tests, so the rule "
-                    f"cannot decide")
-    parts = [f"{_iv(ev, E.INTERVENTION_T[m, 'quarter'])} and {_iv(ev, E.INTERVENTION_T[m, 'two'])} in "
-             f"{_MECHANISM_NAMES[m]}" for m in done]
-    tail = f"; {', '.join(waiting)} not measured yet" if waiting else ""
+    if word == "open" and not waiting and not below:
+        what = "moves as the arithmetic of the unnormalised sum says in every model, not always within the margin"
+    ranges = []
+    for a, shown in (("quarter", "1/4"), ("two", "2")):
+        vals = [ev[E.INTERVENTION_T[m, a]] for m in done]
+        if vals:
+            ranges.append(f"{min(vals):.2f} to {max(vals):.2f} at alpha {shown}")
+    measured = (f"T (the share of the arithmetic the real forward realises; margin {TRACKING_MARGIN:g}) runs from {' and from '.join(ranges)} over {len(done)} models, {within} of "
+                f"{len(tests)} tests within the margin and {below} below it" if done else "no model is measured yet")
+    tail = f"; {', '.join(waiting)} not measured yet" if done and waiting else ""
     return (f"Scaling the summed output of the first three blocks by 1/4 or 2, the later blocks' change "
-            f"{what}: the share of the sum's arithmetic that the real forward realises "
-            f"(1: the arithmetic, 0: none; margin {TRACKING_MARGIN:g}; 99.5%) is "
-            f"{'; '.join(parts) or 'not measured yet'}{tail} {verdict_note(links, 'claim-mechanism', verdicts)}.")
-
+            f"{what}: {measured}{tail} {verdict_note(links, 'claim-mechanism', verdicts)}.")
 
 def replication_finding(ev, labels: Mapping, links: str = "plain") -> str:
     """The confirmatory round (seeds 5-7, trained after every rule that reads them): how many
@@ -368,15 +351,14 @@ def replication_finding(ev, labels: Mapping, links: str = "plain") -> str:
     yes = [r["claim"].id for r in seed if r["replicated"] == "yes"]
     no = [r for r in seed if r["replicated"] == "no"]
     wait = [r["claim"].id for r in seed if r["replicated"] == "not yet"]
-    parts = [f"{len(yes)} of the {len(seed)} claims read from the toy runs repeat their verdict on seeds 0-4"
-             + (f" ({', '.join(_claim(links, c) for c in yes)})" if yes else "")]
+    parts = [f"{len(yes)} of the {len(seed)} claims read from the toy runs repeat their verdict on seeds 0-4"]
     if no:
         parts.append(f"{len(no)} {'does' if len(no) == 1 else 'do'} not: " + "; ".join(
             f"{_claim(links, r['claim'].id)} {r['all'].word} on seeds 0-4, {r['confirmatory'].word} on seeds 5-7"
             for r in no))
     if wait:
         parts.append(f"{len(wait)} cannot be read on seeds 5-7 yet ({', '.join(_claim(links, c) for c in wait)})")
-    return ("On the confirmatory seeds 5-7, trained only after every rule that reads them was registered, "
+    return ("On the confirmatory seeds 5-7, trained after every rule that reads them, "
             + "; ".join(parts) + ".")
 
 
@@ -429,7 +411,7 @@ def findings_list(ev, labels: Mapping, links: str = "book") -> str:
             f"and {_term(links, 'convention', 'convention')}. " + _intervals_line(ev))
     items = [mechanism_finding(ev, v, links), replication_finding(ev, labels, links), init_finding(ev, v, links), split_finding(ev, v, links), compensation_finding(ev, v, links),
              pretrained_finding(ev, v, links), idle_finding(ev, v, links), depth_cost_finding(ev, v, links),
-             front_finding(ev, v, links), long_finding(ev, links)]
+             front_finding(ev, v, links)]
     return "\n".join([lead, ""] + [f"- {s}" for s in items] + ["", verdicts_line(ev, labels, links)])
 
 

@@ -413,12 +413,14 @@ def sublayer_changes(panels: dict, ticks=K_TICKS):
 
 
 @accepts(ylabel=_TEXT, log_k=Flag(), ticks=Array(ndim=1, positive=True), sharey=Flag())
-def line_panels(panels: dict, ylabel: str, log_k: bool = True, ticks=K_TICKS, sharey: bool = True):
+def line_panels(panels: dict, ylabel: str, log_k: bool = True, ticks=K_TICKS, sharey: bool = True,
+                ncols: int | None = None):
     """Panels of lines against block k, two to a row (Chapter 9's per-model figures).
 
     ``panels``: {title: [line, ...]}, each line a dict with ``k``, ``y`` and optionally
     ``yerr`` (drawn as error bars), ``fmt`` (a matplotlib format string), ``label``, ``color``.
-    ``log_k``: a log k axis with plain labels at ``ticks``; y is always logarithmic.
+    ``log_k``: a log k axis with plain labels at ``ticks``; y is always logarithmic. ``ncols``:
+    the grid's columns (default two, :func:`column_panels`'); three keep seven panels on one page.
     """
     _check_panels("panels", panels, labels=True)
     for title, lines in panels.items():
@@ -436,7 +438,7 @@ def line_panels(panels: dict, ylabel: str, log_k: bool = True, ticks=K_TICKS, sh
             for key in ("fmt", "label", "color"):
                 if ln.get(key) is not None:
                     _text(f"{where}[{key!r}]", ln[key])
-    fig, axes = column_panels(len(panels), sharey=sharey)
+    fig, axes = column_panels(len(panels), sharey=sharey, ncols=ncols)
     for ax, (title, lines) in zip(axes, panels.items()):
         kmax = 1
         for ln in lines:

@@ -22,7 +22,8 @@ from ...book.notebooks import book_root
 from .. import intervention as I
 
 __all__ = ["ModelReading", "InterventionResult", "chapter", "order_words", "tracking_words", "DEPARTURE_LEVEL",
-           "departure_blocks", "departure_words", "Departure", "BesideResult", "beside", "SIZES", "SIZE_LEVEL", "Size"]
+           "departure_blocks", "departure_words", "Departure", "BesideResult", "beside", "SIZES", "SIZE_LEVEL", "Size",
+           "LARGE_RECORDS"]
 
 
 @dataclass(frozen=True)
@@ -298,6 +299,9 @@ def _model_name(key: str) -> str:
                                           "gemma3": "Gemma-3-270M (sandwich norm)"}.get(key, key))
 
 
+#: where the large model's Chapter 9 record is stored (relative to the book's folder), apart from
+#: results/pretrained, every record of which Chapter 9 reads
+LARGE_RECORDS = "results/pretrained_large"
 #: the two sizes of the Qwen family, by their records' model names
 SIZES = {"qwen2.5-coder-0.5b": "Qwen2.5-Coder-0.5B", "qwen2.5-coder-1.5b": "Qwen2.5-Coder-1.5B"}
 #: the level of the sizes' intervals (95 %, described: no rule reads them)
@@ -637,6 +641,10 @@ def beside(root, result: InterventionResult | None = None) -> BesideResult:
     pred = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {"models": {}}
     records = {k: v for k, v in pretrained_analysis.load_records(root / "results" / "pretrained").items()
                if k[1] == "shakespeare"}
+    # the 1.5B's record lies apart (results/pretrained_large): Chapter 9 reads results/pretrained whole
+    large = root / LARGE_RECORDS
+    records.update({k: v for k, v in (pretrained_analysis.load_records(large) if large.is_dir() else {}).items()
+                    if k[1] == "shakespeare"})
     sizes = tuple(_size(m, records[m, "shakespeare"]) for m in SIZES if (m, "shakespeare") in records)
     theta = {m: v["liu_mean_theta"] for (m, _), v in anchors.book_values(records).items()} if records else {}
     return BesideResult(_departures(root, pred), tuple(anchors.table(records)) if records else (),
