@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 from ..checks import one_line
+from . import model_and_book_error
 
 __all__ = ["register_cli"]
 
@@ -23,11 +24,9 @@ def _run(args) -> int:
     from ..analysis import anchors
     from ..nn.pretrained import PACKAGED, MissingPackage
     root = Path(args.root)
-    if args.model not in PACKAGED:
-        print(f"anchors: MODEL must be one of {', '.join(PACKAGED)}, got {args.model!r}", file=sys.stderr)
-        return 2
-    if not (root / "results").is_dir():
-        print(f"anchors: --root must be the book's folder (holding results/), got {str(root)!r}", file=sys.stderr)
+    error = model_and_book_error("anchors", args.model, PACKAGED, root)
+    if error:
+        print(error, file=sys.stderr)
         return 2
     try:
         path = anchors.write_record(args.model, root)

@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 
 from ..checks import one_line
+from . import model_and_book_error
 
 __all__ = ["register_cli"]
 
@@ -29,11 +30,9 @@ STEPS = ("predict", "measure")
 def _run(args) -> int:
     from ..analysis import intervention as I
     root = Path(args.root)
-    if args.model not in I.MODELS:
-        print(f"intervene: MODEL must be one of {', '.join(I.MODELS)}, got {args.model!r}", file=sys.stderr)
-        return 2
-    if not (root / "results").is_dir():
-        print(f"intervene: --root must be the book's folder (holding results/), got {str(root)!r}", file=sys.stderr)
+    error = model_and_book_error("intervene", args.model, I.MODELS, root)
+    if error:
+        print(error, file=sys.stderr)
         return 2
     try:
         if args.step == "predict":
