@@ -541,7 +541,7 @@ def identity_check_sums(stream, mask, eps: float | None = None) -> dict:
     import torch
     from ..maths import identity as I
     from ..maths.beyond import change_sq_rc
-    from ..maths.gaussian import LN_EPS
+    from ..maths.gaussian import LN_EPS, layer_norm
     eps = LN_EPS if eps is None else float(eps)
     x_all = torch.as_tensor(stream)
     keep = torch.as_tensor(mask).bool()
@@ -549,16 +549,12 @@ def identity_check_sums(stream, mask, eps: float | None = None) -> dict:
         raise ValueError(f"stream must be [L+1, B, T, D] and mask [B, T], got {tuple(x_all.shape)} and {tuple(keep.shape)}")
     L, D = x_all.shape[0] - 1, x_all.shape[-1]
 
-    def ln0(y):
-        yc = y - y.mean(-1, keepdim=True)
-        return yc / torch.sqrt((yc * yc).mean(-1, keepdim=True) + eps)
-
     out = {"max_rel_err": np.zeros(L), "n_small": np.zeros(L, dtype=np.int64), "max_over_bound": np.zeros(L),
            "lead_rel_err_sum": np.zeros(L), "n": int(keep.sum())}
     for k in range(L):
         x = x_all[k][keep].double()
         f = x_all[k + 1][keep].double() - x
-        measured = ((ln0(x + f) - ln0(x)) ** 2).mean(-1).numpy()
+        measured = ((layer_norm((x + f).numpy(), eps) - layer_norm(x.numpy(), eps)) ** 2).mean(-1)
         xn = x.norm(dim=-1)
         r = (f.norm(dim=-1) / xn).numpy()
         c = _cos_token(x, f).numpy()
@@ -586,14 +582,13 @@ def measure_model(name: str) -> dict:
     with ``hu`` {att, mlp, layer: [L] token means} and ``identity`` (:func:`identity_check_sums`'
     fields, the error sum turned into ``lead_rel_err_mean``) and its provenance (code version,
     threads, CPU, library versions, wall time, peak memory)."""
-    import resource
     import time
 
     import torch
 
     from ..nn import hooks, pretrained
     from ..nn.probe import measure_sublayers
-    from ..training.store import code_version, library_versions, machine
+    from ..training.store import measurement_provenance
     from . import pretrained_analysis
     start = time.time()
     pre = pretrained.load(name)
@@ -625,11 +620,7 @@ def measure_model(name: str) -> dict:
                          "max_over_bound": ident["max_over_bound"].tolist(),
                          "lead_rel_err_mean": [None if not math.isfinite(v) else float(v) for v in lead],
                          "n_tokens": int(ident["n"])},
-            "provenance": {"code_version": code_version(), "wall_s": round(time.time() - start, 1),
-                           "threads": torch.get_num_threads(), "library_versions": library_versions(),
-                           **machine("cpu"),
-                           "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
-                           "seeds": "none drawn: the inputs are fixed segments of the text"}}
+            "provenance": measurement_provenance(start, "none drawn: the inputs are fixed segments of the text")}
 
 
 def write_record(name: str, root=".") -> "Path":

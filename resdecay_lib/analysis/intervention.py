@@ -45,7 +45,6 @@ import datetime
 import hashlib
 import json
 import math
-import resource
 import subprocess
 import time
 from dataclasses import dataclass
@@ -61,7 +60,7 @@ from ..nn import hooks
 from ..nn.intervention import arithmetic_stream, front_scaled
 from ..nn.metrics import layer_change
 from ..stats.exponents import FRONT_BLOCKS, TAIL_BLOCKS
-from ..training.store import code_version, library_versions, machine, write_json_atomic
+from ..training.store import measurement_provenance, write_json_atomic
 from . import front as front_analysis
 
 __all__ = ["FRONT_M", "ALPHAS", "PRIMARY_ALPHAS", "TAIL", "TRACKING_MARGIN", "N_BOOT", "BOOT_SEED",
@@ -358,16 +357,10 @@ def _now() -> str:
     return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
 
 
-def _peak_rss_mib() -> float:
-    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)   # Linux: KiB
-
-
 def _provenance(start: float) -> dict:
-    return {"code_version": code_version(), "wall_s": round(time.time() - start, 1),
-            "threads": torch.get_num_threads(), "library_versions": library_versions(), **machine("cpu"),
-            "peak_rss_mib": _peak_rss_mib(),
-            "seeds": {"sampling": None, "bootstrap": BOOT_SEED,
-                      "note": "the inputs are fixed segments or windows (no draw); the bootstrap is drawn by the analysis"}}
+    return measurement_provenance(start, {
+        "sampling": None, "bootstrap": BOOT_SEED,
+        "note": "the inputs are fixed segments or windows (no draw); the bootstrap is drawn by the analysis"})
 
 
 def predict_model(key: str, root=".") -> dict:

@@ -21,7 +21,7 @@ from collections.abc import Mapping
 
 from . import evidence as E
 from . import history, ledger, preregistration
-from .rules import TRACKING_MARGIN
+from .rules import TRACKING_MARGIN, tracking_counts
 
 __all__ = ["headline", "findings_list", "mechanism_finding", "replication_finding", "abstract", "verdict_counts", "read_findings_evidence",
            "LINK_STYLES", "interval_level", "verdict_note", "count_phrase", "book_labels"]
@@ -324,9 +324,8 @@ def mechanism_finding(ev, verdicts: Mapping, links: str = "plain") -> str:
     done = [m for m in E.INTERVENTION_MODELS if ev[E.INTERVENTION_MEASURED[m]] > 0]
     waiting = [_MECHANISM_NAMES[m] for m in E.INTERVENTION_MODELS if m not in done]
     tests = [E.INTERVENTION_T[m, a] for m in done for a in E.INTERVENTION_ALPHAS]
-    lo_ok, hi_ok = 1 - TRACKING_MARGIN, 1 + TRACKING_MARGIN
-    below = sum(ev[t.hi] < lo_ok for t in tests)
-    within = sum(lo_ok <= ev[t.lo] and ev[t.hi] <= hi_ok for t in tests)
+    counts = tracking_counts((ev[t.lo], ev[t.hi]) for t in tests)
+    below, within = counts["below"], counts["within"]
     what = _MECHANISM.get(word, word)
     if word == "open" and not waiting and not below:
         what = "moves as the arithmetic of the unnormalised sum says in every model, not always within the margin"

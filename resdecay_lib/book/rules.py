@@ -50,7 +50,7 @@ __all__ = ["ROUNDING", "EXP_MARGIN", "PRE_LN_FAMILIES", "SPLIT_BOUNDARY", "DEPTH
            "rule_omega_formula", "rule_mean_abs", "rule_output", "rule_fifth", "rule_independence",
            "rule_init_vs_training", "rule_compensation", "rule_idle_blocks", "rule_depth_cost", "rule_fixes",
            "rule_gradients", "rule_pretrained", "rule_promote", "rule_two_families", "rule_pretrained_idle",
-           "rule_metric", "rule_front"]
+           "rule_metric", "rule_front", "TRACKING_MARGIN", "rule_mechanism", "tracking_counts"]
 
 #: relative tolerance of a glued exact value (rounded to >= 4 significant digits)
 ROUNDING = 5e-4
@@ -640,6 +640,19 @@ def rule_front(ev) -> Verdict:
 #: a later block's change follows the arithmetic of the sum) and its negation (T = 0: the change
 #: does not depend on the size of the sum it is added to)
 TRACKING_MARGIN = 0.5
+
+
+def tracking_counts(intervals) -> dict[str, int]:
+    """How intervals ``(lo, hi)`` of T fall against :data:`TRACKING_MARGIN`, counted as
+    :func:`rule_mechanism` reads them: ``below`` (wholly under 1 - margin), ``above`` (wholly over
+    1 + margin), ``within`` (inside both) and ``across`` (over an edge). For the chapter and the
+    findings, which say what the rule decided."""
+    lo_ok, hi_ok = 1 - TRACKING_MARGIN, 1 + TRACKING_MARGIN
+    out = {"below": 0, "within": 0, "above": 0, "across": 0}
+    for lo, hi in intervals:
+        out["below" if hi < lo_ok else "above" if lo > hi_ok else "within" if lo >= lo_ok and hi <= hi_ok
+            else "across"] += 1
+    return out
 
 
 @reads_finite_evidence

@@ -38,7 +38,7 @@ from importlib.metadata import PackageNotFoundError, version as _package_version
 from pathlib import Path
 
 from .. import __version__
-from ..checks import (ArgumentTypeError, DeviceName, Instance, Name, PathArg, accepts, check_in_file, check_out_dir,
+from ..checks import (ArgumentTypeError, DeviceName, Instance, Name, PathArg, Real, accepts, check_in_file, check_out_dir,
                       check_out_file, one_line, show)
 from ..nn.config import ARCH_NAMES, GPTConfig, validate_config
 from .plan import RunPlan, TrainConfig
@@ -47,7 +47,8 @@ from .engines import check_slurm
 __all__ = ["SPEC_KEYS", "STALE_AFTER_S", "SweepSpec", "load_sweep", "sweep_runs", "run_id", "result_path",
            "plan_of", "replacing", "write_atomic", "write_json_atomic", "read_result", "RESULT_STATUSES",
            "pid_alive", "claim",
-           "release", "code_version", "library_versions", "cpu_model", "cpu_capability", "machine"]
+           "release", "code_version", "library_versions", "cpu_model", "cpu_capability", "machine",
+           "peak_rss_mib", "measurement_provenance"]
 
 #: the top-level keys of a sweep file (``depths`` may be a list or a table per placement)
 SPEC_KEYS = {"name": str, "out": str, "archs": list, "depths": (list, dict), "seeds": list,
@@ -531,3 +532,23 @@ def machine(device: str = "cpu") -> dict:
                        else f"cpu ({platform.machine()}, {platform.processor() or 'unknown'})"),
             "cpu_model": cpu_model(), "cpu_capability": cpu_capability(),
             "platform": platform.platform()}
+
+
+def peak_rss_mib() -> float:
+    """This process's peak resident memory so far, in MiB (Linux reports ru_maxrss in KiB)."""
+    import resource
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+
+
+@accepts(start=Real(0), seeds=Instance((dict, str), "a dict or a sentence (what was drawn, with which seeds)"))
+def measurement_provenance(start: float, seeds) -> dict:
+    """What a stored measurement of a model records of how it was made: the code version, the
+    wall time since ``start`` (a ``time.time()``), torch's threads, the library versions, the
+    machine (:func:`machine` on the CPU), the peak memory (:func:`peak_rss_mib`) and ``seeds``
+    (what was drawn, and with which seeds, or why nothing was)."""
+    import time
+
+    import torch   # here, not at the top: the store's readers do not import torch
+    return {"code_version": code_version(), "wall_s": round(time.time() - start, 1),
+            "threads": torch.get_num_threads(), "library_versions": library_versions(), **machine("cpu"),
+            "peak_rss_mib": peak_rss_mib(), "seeds": seeds}

@@ -10,7 +10,7 @@ import torch
 
 from resdecay_lib.analysis import intervention as I
 from resdecay_lib.book import evidence as E
-from resdecay_lib.book import ledger
+from resdecay_lib.book import ledger, rules
 from resdecay_lib.nn.intervention import arithmetic_stream
 from resdecay_lib.nn.metrics import gram, layer_change
 
@@ -141,3 +141,10 @@ def test_departure_refuses_curves_of_two_shapes_or_a_zero_change():
         I.departure(np.ones((4, 3)), np.ones((4, 2)))
     with pytest.raises(ValueError, match="positive"):
         I.departure(np.ones((4, 3)), np.zeros((4, 3)))
+
+
+def test_tracking_counts_sort_intervals_as_the_mechanism_rule_does():
+    m = rules.TRACKING_MARGIN
+    counts = rules.tracking_counts([(0.1, 1 - m - 0.01), (0.9, 1.1), (1 + m + 0.01, 2.0), (1.4, 1 + m + 0.1)])
+    assert counts == {"below": 1, "within": 1, "above": 1, "across": 1}
+    assert rules.tracking_counts([]) == {"below": 0, "within": 0, "above": 0, "across": 0}

@@ -242,6 +242,7 @@ EXAMPLES = {
     "training.runs.convergence": (dict(curve=CURVE, steps=12, window=0.2, tol=0.03), True),
     "training.runs.flops_per_step": (dict(model=MODEL, cfg=CFG), True),
     "training.store.machine": (dict(device="cpu"), False),
+    "training.store.measurement_provenance": (dict(start=0.0, seeds="none drawn"), False),
     "training.runs.provenance": (dict(cfg=CFG, code="git:fuzz"), False),
     "training.runs.run_result": (dict(cfg=CFG, plan=runs.RunPlan((0, 4)), checkpoint=None, progress=False, stop_at=None,
                              code="git:fuzz"), False),

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ...book import evidence as E
+from ...book import evidence as E, rules
 from ...book.glues import EvidenceGlue, Table, Words
 from ...book.notebooks import book_root
 from .. import intervention as I
@@ -294,11 +294,6 @@ def _departures(root, pred: dict) -> tuple:
     return tuple(out)
 
 
-def _model_name(key: str) -> str:
-    return E._INTERVENTION_WHAT.get(key, {"toy_s5": "the trained toy Pre-LN at depth 24, seed 5",
-                                          "gemma3": "Gemma-3-270M (sandwich norm)"}.get(key, key))
-
-
 #: where the large model's Chapter 9 record is stored (relative to the book's folder), apart from
 #: results/pretrained, every record of which Chapter 9 reads
 LARGE_RECORDS = "results/pretrained_large"
@@ -385,17 +380,14 @@ class BesideResult:
 
     def family_words(self) -> Words:
         """How the family's measured intervals fall against the margin, counted."""
-        lo_ok, hi_ok = 1 - I.TRACKING_MARGIN, 1 + I.TRACKING_MARGIN
         ts = [r.tracking[I.FRONT_M][a] for r in self.readings if r.key in I.RULE_MODELS and r.measured
               for a in I.PRIMARY_ALPHAS]
         if not ts:
             return Words("no model of the family is measured yet")
-        below = sum(t.hi < lo_ok for t in ts)
-        above = sum(t.lo > hi_ok for t in ts)
-        within = sum(t.lo >= lo_ok and t.hi <= hi_ok for t in ts)
-        return Words(f"of the {len(ts)} intervals measured so far, {within} lie within the margin of the "
-                     f"arithmetic, {above} wholly above it, {below} wholly below it and "
-                     f"{len(ts) - within - above - below} cross its edge")
+        n = rules.tracking_counts((t.lo, t.hi) for t in ts)
+        return Words(f"of the {len(ts)} intervals measured so far, {n['within']} lie within the margin of the "
+                     f"arithmetic, {n['above']} wholly above it, {n['below']} wholly below it and "
+                     f"{n['across']} cross its edge")
 
     def loss_words(self) -> Words:
         """Whether a quarter of the front costs each measured Pre-LN model more loss than twice the
@@ -522,27 +514,25 @@ class BesideResult:
         dp = next((d for d in self.departures if d.key == key and d.alpha == alpha), None)
         if dp is None:
             return Words("not measured")
-        ks = range(dp.m, dp.d.size - I.TAIL)
-        words = [departure_words(dp.lo[j], dp.hi[j]) for j in ks]
-        n = len(words)
-        return Words(f"{words.count('more')} of {n} later blocks write more than the arithmetic, "
+        words = self._later_words(dp)
+        return Words(f"{words.count('more')} of {len(words)} later blocks write more than the arithmetic, "
                      f"{words.count('less')} less, {words.count('as the arithmetic')} as it")
 
-    def _counts(self, dp) -> tuple[int, int]:
-        words = [departure_words(dp.lo[j], dp.hi[j]) for j in range(dp.m, dp.d.size - I.TAIL)]
-        return words.count("more"), words.count("less")
+    @staticmethod
+    def _later_words(dp) -> list:
+        """:func:`departure_words` of each later block m+1..L-1 of one departure."""
+        return [departure_words(dp.lo[j], dp.hi[j]) for j in range(dp.m, dp.d.size - I.TAIL)]
 
     def lean_words(self) -> Words:
         """Which way the later blocks lean, model by model: at alpha = 1/4, do more of them write
         more than the arithmetic than less; at alpha = 2, more of them less than more; the
         models where they do not, named."""
         parts = []
-        for alpha, wanted, word in ((0.25, lambda more, less: more > less, "more"),
-                                    (2.0, lambda more, less: less > more, "less")):
+        for alpha, word, other in ((0.25, "more", "less"), (2.0, "less", "more")):
             deps = [d for d in self.departures if d.alpha == alpha]
             if not deps:
                 continue
-            off = [d.model for d in deps if not wanted(*self._counts(d))]
+            off = [d.model for d in deps if (w := self._later_words(d)).count(word) <= w.count(other)]
             parts.append(f"at alpha = {alpha:g}, more later blocks write {word} than the arithmetic says than the "
                          f"other way in {len(deps) - len(off)} of the {len(deps)} measured models"
                          + (f" (not in {', '.join(off)})" if off else ""))
@@ -553,10 +543,10 @@ class BesideResult:
         return {m: anchors.effective_depth(r) for m, r in self.anchor_records.items()}
 
     def hu_table(self) -> Table:
-        from .. import anchors
         rows = []
+        eds = self.effective_depths()
         for m, rec in self.anchor_records.items():
-            ed = anchors.effective_depth(rec)
+            ed = eds[m]
             rows.append([m, str(rec["n_layer"]), "no crossing" if ed is None else str(ed.ed),
                          "--" if ed is None else f"{ed.ratio:.2f}"])
         return Table.of(["model", "blocks L", "effective depth (0-based)", "ratio (ED + 1) / L"], rows)
