@@ -45,7 +45,8 @@ crossing modules)::
   stored notebooks), ``book.rules`` (one rule per claim, with its helpers and margins),
   ``book.claims`` (the catalogue ``CLAIMS``), ``book.render`` (verdicts in MyST Markdown),
   ``book.ledger`` (the evaluation; the one face the chapters import, re-exporting the others'
-  names); ``book.preregistration`` (the claims' fingerprints), ``book.producers`` (the library
+  names); ``book.preregistration`` (the claims' fingerprints), ``book.carries`` (when a
+  re-registration that moved no rule and no value dates from the registration before it), ``book.producers`` (the library
   function that produces each evidence, which a claim's fingerprint follows), ``book.history`` (each verdict's
   label, confirmatory, exploratory or derived, computed from the commit order that
   ``results/history.json`` records), ``book.findings``,

@@ -6,7 +6,10 @@ confirmatory, exploratory or derived without git (a shallow clone, an unpacked a
 * rules: per claim, the commit (sha, committer time) at which results/preregistration.json
   first held the claim's CURRENT fingerprint (the working tree's registry), found by walking
   the registry file's history (git log --format='%H %cI' -- results/preregistration.json, and
-  git show <sha>:results/preregistration.json at each commit, oldest first);
+  git show <sha>:results/preregistration.json at each commit, oldest first); where a carry of
+  results/reregistrations.json (resdecay_lib.book.carries: the rule and every value it reads
+  unchanged) leads from that fingerprint to an older one, the first commit holding the oldest
+  of the chain, with the registrations passed listed under 'carried';
 * data: per stored file a claim's evidence is computed from (resdecay_lib.book.history.DATA and
   PREDICTIONS, on every seed), the commit that first ADDED it (git log --follow --diff-filter=A:
   renames followed), its time, the number of later commits that changed it and the last one
@@ -29,6 +32,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tools"))
 
 import generated  # noqa: E402  (tools/generated.py: write, or --check)
+from resdecay_lib.book import carries as C  # noqa: E402
 from resdecay_lib.book import history as H  # noqa: E402
 from resdecay_lib.book import preregistration  # noqa: E402
 from resdecay_lib.book.claims import CLAIMS  # noqa: E402
@@ -48,24 +52,34 @@ class HistoryError(RuntimeError):
     """What stops the tool: a file or fingerprint no commit holds."""
 
 
-def rule_commits(registry: dict) -> dict:
-    """{claim id: {fingerprint, commit, committed}}: the first registry commit holding each
-    claim's current fingerprint."""
+def rule_commits(registry: dict, carries=()) -> dict:
+    """{claim id: {fingerprint, commit, committed, carried}}: the first registry commit holding
+    each claim's current fingerprint or, where ``carries`` (resdecay_lib.book.carries.read_carries'
+    list) carry it back, the first commit holding the oldest fingerprint of its chain; ``carried``
+    lists the later registrations the chain passed, newest first ({fingerprint, commit, committed})."""
     versions = [line.split() for line in git("log", "--format=%H %cI", "--", REGISTRY).splitlines()][::-1]
     current = {k: v["fingerprint"] for k, v in registry["claims"].items()}
-    out = {}
+    chains = {cid: C.chain(cid, fp, carries) for cid, fp in current.items()}
+    first = {}                               # (claim id, fingerprint): (sha, when), the first holding it
     for sha, when in versions:
         try:
             held = json.loads(git("show", f"{sha}:{REGISTRY}")).get("claims", {})
         except (subprocess.CalledProcessError, json.JSONDecodeError):
             continue                        # a commit that deleted or broke the file holds nothing
-        for cid, fp in current.items():
-            if cid not in out and isinstance(held.get(cid), dict) and held[cid].get("fingerprint") == fp:
-                out[cid] = {"fingerprint": fp, "commit": sha, "committed": when}
-    missing = sorted(set(current) - set(out))
+        for cid, fps in chains.items():
+            fp = held.get(cid, {}).get("fingerprint") if isinstance(held.get(cid), dict) else None
+            if fp in fps and (cid, fp) not in first:
+                first[cid, fp] = (sha, when)
+    missing = sorted(f"{cid} ({fp})" for cid, fps in chains.items() for fp in fps if (cid, fp) not in first)
     if missing:
-        raise HistoryError(f"no commit of {REGISTRY} holds the current fingerprint of {', '.join(missing)}: "
+        raise HistoryError(f"no commit of {REGISTRY} holds the fingerprint of {', '.join(missing)}: "
                            f"commit the registry, then run python tools/history.py")
+    out = {}
+    for cid, fps in chains.items():
+        sha, when = first[cid, fps[-1]]
+        out[cid] = {"fingerprint": fps[0], "commit": sha, "committed": when,
+                    "carried": [{"fingerprint": fp, "commit": first[cid, fp][0], "committed": first[cid, fp][1]}
+                                for fp in fps[:-1]]}
     return dict(sorted(out.items()))
 
 
@@ -85,14 +99,15 @@ def datum(path: str, marks) -> dict:
 
 def build() -> dict:
     registry = preregistration.read_registry(ROOT)
-    rules = rule_commits(registry)
+    rules = rule_commits(registry, C.read_carries(ROOT))
     paths = H.stored_paths(ROOT, registry)
     predictions = {p for c in CLAIMS for p in H.data_paths(c, registry, paths, None, H.PREDICTIONS)}
     marks = {v["commit"] for v in rules.values()}
     firsts = {p: git("log", "--follow", "--diff-filter=A", "--format=%H", "--", p).splitlines() for p in predictions}
     marks |= {f[-1] for f in firsts.values() if f}
     return {"what": "when each claim's rule was registered (the first commit of results/preregistration.json "
-                    "holding its current fingerprint) and when each stored datum its evidence reads was first "
+                    "holding its current fingerprint, or the oldest one its carries lead back to: "
+                    "results/reregistrations.json) and when each stored datum its evidence reads was first "
                     "added; written by tools/history.py from git, read by resdecay_lib.book.history",
             "registry": REGISTRY, "rules": rules, "data": {p: datum(p, marks) for p in paths}}
 

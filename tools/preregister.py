@@ -9,30 +9,93 @@ holds for claim-front).
 Run at the commit that declares (or re-declares) the rules; a verdict is confirmatory only when
 every datum it reads was committed after that commit (resdecay_lib.book.history computes it); the
 verdict chapter asserts that every current fingerprint equals the registered one.
-Usage: python tools/preregister.py [--commit SHA] [--dry-run]   (--commit records the declaring
-commit, which a file cannot hold in the commit that adds it; --dry-run prints the claims whose
-fingerprint differs from the registry's and writes nothing)
+
+--carry WHY re-registers the claims whose fingerprint moved while neither their rule nor any
+value they read did (resdecay_lib.book.carries): it executes every chapter but the ledger and the
+Preface with the code now, in a copy of the book (_build/executed, as make book does; the stored
+outputs are not touched), compares each moved claim's evidence with the stored chapters', and
+records the carry in results/reregistrations.json. It refuses, writing nothing, when the stored
+chapters or the registry differ from HEAD (the stored values must be the committed code's) or
+when any moved claim's rule or evidence value differs (register it afresh, without --carry).
+
+Usage: python tools/preregister.py [--commit SHA] [--dry-run] [--carry WHY]
+(--commit records the declaring commit, which a file cannot hold in the commit that adds it;
+--dry-run prints the claims whose fingerprint differs from the registry's and writes nothing)
 """
 import argparse
+import concurrent.futures
 import datetime
 import inspect
 import json
 import pathlib
+import subprocess
 import sys
 import time
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tools"))
 
-from resdecay_lib.book import evidence as E, ledger, preregistration as P  # noqa: E402
+from resdecay_lib.book import carries as C, evidence as E, ledger, preregistration as P  # noqa: E402
+from resdecay_lib.book.notebooks import read_evidence  # noqa: E402
 from resdecay_lib.training.store import write_atomic  # noqa: E402
+
+
+def now() -> str:
+    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+
+
+def git(*args) -> subprocess.CompletedProcess:
+    return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True)
+
+
+def executed_evidence(jobs: int = 2) -> tuple[dict, list[str]]:
+    """Every chapter but the ledger and the Preface executed with the code now, in a copy of the
+    book (tools/execute_book.py's), and the evidence they glue there."""
+    import execute_book as X
+    book = ROOT / "_build" / "executed"
+    names = X.notebooks(ROOT)
+    X.mirror(ROOT, book, names)
+    order = X.schedule(names, {n: X.stored_seconds(ROOT / n) for n in names})
+    with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
+        for name, rc, sec, err in pool.map(lambda n: X.execute(book, n), order):
+            print(f"  {name}: {sec:.0f} s" + ("" if rc == 0 else f", FAILED (exit {rc})"), flush=True)
+            if rc:
+                raise SystemExit(f"{name} failed with the code now (exit {rc}):\n{err}")
+    return read_evidence(book / "chapters"), order
+
+
+def carry(old: dict, fps: dict, rule_fps: dict, why: str) -> dict | None:
+    """The carry record of the claims whose fingerprint moved, or None (refused; printed)."""
+    dirty = git("status", "--porcelain", "--", "chapters", "intro.ipynb", str(P.REGISTRY)).stdout.strip()
+    if dirty:
+        print(f"--carry compares with the committed chapters and registry; these differ from HEAD:\n{dirty}",
+              file=sys.stderr)
+        return None
+    t0 = time.perf_counter()
+    after, executed = executed_evidence()
+    before = read_evidence(ROOT / "chapters")
+    found = C.check_carry(ledger.CLAIMS, old, fps, rule_fps, before, after)
+    print(f"executed {len(executed)} chapters in {time.perf_counter() - t0:.0f} s")
+    for cid, why_not in found["refused"].items():
+        print(f"  REFUSED {cid}: {why_not}", file=sys.stderr)
+    for cid, v in found["carry"].items():
+        print(f"  carried {cid}: {v['from']} -> {v['to']}, {v['n_values']} values unchanged")
+    if found["refused"] or not found["carry"]:
+        return None
+    head = git("rev-parse", "--short", "HEAD").stdout.strip()
+    return {"why": why, "commit_before": old.get("commit"), "code": f"git:{head} and the working tree's changes",
+            "checked_utc": now(), "executed": executed, "claims": found["carry"]}
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--commit", help="the commit that declared the rules (recorded, not computed)")
     ap.add_argument("--dry-run", action="store_true", help="print what would change; write nothing")
+    ap.add_argument("--carry", metavar="WHY", help="re-register the moved fingerprints as a carry (see above)")
     args = ap.parse_args()
+    if args.carry is not None and not args.carry.strip():
+        ap.error("--carry needs a reason, e.g. --carry 'the metrics-only sums read each state once'")
     path = ROOT / P.REGISTRY
     old = json.loads(path.read_text()) if path.exists() else {}
     start = time.perf_counter()
@@ -48,16 +111,32 @@ def main() -> int:
     if args.dry_run:
         changed = P.mismatches(old, fps) if old else {k: (None, v) for k, v in fps.items()}
         print(f"{len(fps)} fingerprints in {seconds:.1f} s; {len(changed)} differ from {path.relative_to(ROOT)}")
-        for k, (was, now) in changed.items():
-            print(f"  {k}: {was} -> {now}")
+        for k, (was, now_) in changed.items():
+            print(f"  {k}: {was} -> {now_}")
         return 0
+    record = None
+    if args.carry is not None:
+        if not P.mismatches(old, fps):
+            print("no fingerprint moved: nothing to carry")
+            return 0
+        record = carry(old, fps, rule_fps, args.carry.strip())
+        if record is None:
+            print("nothing written", file=sys.stderr)
+            return 1
     out = {"what": "the ledger's claims, each fingerprinted (its rule, the producers of its evidence, transitively, "
                    "and Claim.verdict) at the commit that registers it; resdecay_lib.book.preregistration",
-           "declared_utc": old.get("declared_utc") if old.get("claims") == claims else
-           datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+           "declared_utc": old.get("declared_utc") if old.get("claims") == claims else now(),
            "commit": args.commit or (old.get("commit") if old.get("claims") == claims else None),
            "seed_sets": {k: list(v) for k, v in E.SEED_SETS.items()},
            "claims": claims}
+    if record is not None:
+        cpath = ROOT / C.CARRIES
+        carried = json.loads(cpath.read_text()) if cpath.exists() else {
+            "what": "re-registrations that changed no rule and no evidence value (resdecay_lib.book.carries), "
+                    "written by tools/preregister.py --carry", "carries": []}
+        carried["carries"].append(record)
+        write_atomic(cpath, json.dumps(carried, indent=1, ensure_ascii=False) + "\n")
+        print(f"{C.CARRIES}: carry {len(carried['carries'])} recorded")
     write_atomic(path, json.dumps(out, indent=1, ensure_ascii=False) + "\n")   # a reader sees the old registry or the new one
     print(f"{path.relative_to(ROOT)}: {len(claims)} claims, commit {out['commit']}")
     return 0

@@ -2,7 +2,10 @@
 history that ``tools/history.py`` records from git into ``results/history.json``.
 
 A claim's rule was declared at the commit where the registry (``results/preregistration.json``)
-first held the rule's CURRENT fingerprint (:mod:`resdecay_lib.book.preregistration`). Its data
+first held the rule's CURRENT fingerprint (:mod:`resdecay_lib.book.preregistration`), or, where
+that fingerprint was a carry (:mod:`resdecay_lib.book.carries`: a change of the code that left
+the rule and every value it reads unchanged), the commit of the registration it was carried
+from, back to the first. Its data
 are the stored files its evidence is computed from: the runs, pretrained records and
 predictions that :data:`DATA` and :data:`PREDICTIONS` name for each piece of evidence (by glob
 pattern; ``{seed}`` stands for a seed of the seed set read). A datum counts from the commit that
@@ -197,7 +200,9 @@ class Label:
     """A claim's label on one seed set (None: every seed): ``word`` (one of :data:`LABELS`, or :data:`NO_DATA` on a seed set with no datum recorded), the
     rule's commit and its committer time, how many data the claim reads (``n_data``) and how many
     of them existed at the rule's commit or before it (``n_before``), the earliest datum (path,
-    commit, committed; None for a derived claim), and the prediction files it is tested against."""
+    commit, committed; None for a derived claim), the prediction files it is tested against, and
+    the commits of the later registrations carried back to ``rule_commit`` (``carried``: each
+    changed the code and no rule or value, :mod:`resdecay_lib.book.carries`)."""
     claim: str
     seed_set: str | None
     word: str
@@ -207,6 +212,8 @@ class Label:
     n_before: int
     earliest: tuple | None
     predictions: tuple
+    #: the later registrations a carry dated from ``rule_commit`` (resdecay_lib.book.carries), newest first
+    carried: tuple = ()
 
 
 def _entry(history, section, key, fields):
@@ -228,7 +235,12 @@ def check_history(history) -> Mapping:
         if not isinstance(history.get(section), Mapping):
             raise ValueError(f"history[{section!r}] must be a dict, got {show(history.get(section))}")
     for k in history["rules"]:
-        _entry(history, "rules", k, ("fingerprint", "commit", "committed"))
+        v = _entry(history, "rules", k, ("fingerprint", "commit", "committed"))
+        carried = v.get("carried", [])
+        if not isinstance(carried, (list, tuple)) or not all(
+                isinstance(c, Mapping) and isinstance(c.get("commit"), str) for c in carried):
+            raise ValueError(f"history['rules'][{k!r}]['carried'] must be a list of registrations "
+                             f"{{fingerprint, commit, committed}}, got {show(carried)}")
     for k in history["data"]:
         v = _entry(history, "data", k, ("commit", "committed"))
         after = v.get("after")
@@ -249,13 +261,14 @@ def _label(claim: Claim, history, registry, seed_set) -> Label:
         raise ValueError(f"results/history.json records {claim.id}'s rule at fingerprint {rule['fingerprint']}, the "
                          f"registry holds {show(reg[claim.id].get('fingerprint'))}: re-run python tools/history.py")
     data = history["data"]
+    carried = tuple(c["commit"] for c in rule.get("carried", ()))
     found = data_paths(claim, registry, data, seed_set)
     preds = data_paths(claim, registry, data, seed_set, PREDICTIONS)
     pats = patterns(claim, registry, seed_set)
     if not pats:
-        return Label(claim.id, seed_set, "derived", rule["commit"], rule["committed"], 0, 0, None, preds)
+        return Label(claim.id, seed_set, "derived", rule["commit"], rule["committed"], 0, 0, None, preds, carried)
     if not found and seed_set is not None:     # a round whose runs are not stored yet (the confirmatory seeds)
-        return Label(claim.id, seed_set, NO_DATA, rule["commit"], rule["committed"], 0, 0, None, preds)
+        return Label(claim.id, seed_set, NO_DATA, rule["commit"], rule["committed"], 0, 0, None, preds, carried)
     if not found:
         raise ValueError(f"{claim.id} reads stored data ({', '.join(pats[:3])}, ...) and results/history.json records "
                          f"none of it: re-run python tools/history.py")
@@ -264,7 +277,7 @@ def _label(claim: Claim, history, registry, seed_set) -> Label:
     first = min(found, key=lambda p: (data[p]["committed"], p))
     word = "exploratory" if before or late else "confirmatory"
     return Label(claim.id, seed_set, word, rule["commit"], rule["committed"], len(found), len(before),
-                 (first, data[first]["commit"], data[first]["committed"]), preds)
+                 (first, data[first]["commit"], data[first]["committed"]), preds, carried)
 
 
 def labels(history, registry, claims=None, seed_set=None) -> dict[str, Label]:

@@ -39,7 +39,6 @@ and :func:`resdecay_lib.analysis.pruning.removal_costs` (sets of blocks, Chapter
 """
 from __future__ import annotations
 
-import os
 
 from collections.abc import Mapping
 from contextlib import contextmanager
@@ -98,14 +97,16 @@ def model_device(model):
     return torch.device("cpu")
 
 
-def capture(model: nn.Module, inputs, entries: list[nn.Module], exit_module: nn.Module, sums: bool = False):
+def capture(model: nn.Module, inputs, entries: list[nn.Module], exit_module: nn.Module, sums: bool = False,
+            copy_states: bool = False):
     """Run ``model`` once; return [len(entries)+1, ...]: the input of each entry module, in
     list order, then the output of ``exit_module``.
 
     With ``sums``, nothing is stacked: each hook reduces its state at once to the per-token
     float64 sums :func:`layer_change` reads (:class:`SumSink`) and keeps only the previous
-    state; returns ``(s, q, c, e, shape)``, numpy [L+1, N], [L+1, N], [L, N], [L+1, N] with
-    N = B T, and the stream's shape."""
+    state (held, or with ``copy_states`` copied); returns ``(s, q, c, e, shape)``, numpy
+    [L+1, N], [L+1, N], [L, N], [L+1, N] with N = B T, and the stream's shape. A model that
+    changes a held state in place raises :class:`StreamChangedInPlace`."""
     if not isinstance(model, nn.Module):
         raise ArgumentTypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
     if len(entries) == 0:
@@ -119,7 +120,7 @@ def capture(model: nn.Module, inputs, entries: list[nn.Module], exit_module: nn.
 
     n = len(entries) + 1
     store: dict = {"buf": None, "seen": [0] * n}
-    sink = SumSink(n) if sums else None
+    sink = SumSink(n, copy_states) if sums else None
 
     def put(slot, x):
         x = x.detach()
@@ -173,6 +174,10 @@ def capture(model: nn.Module, inputs, entries: list[nn.Module], exit_module: nn.
     return sink.result() if sink is not None else store["buf"]
 
 
+class StreamChangedInPlace(RuntimeError):
+    """The model changed a state :class:`SumSink` holds before the next hooked module ran."""
+
+
 class SumSink:
     """Per-token float64 sums of the stream, state by state, as the hooks see it: sum_i x_ki,
     ||x_k||^2, <x_{k-1}, x_k> (what :func:`resdecay_lib.nn.metrics._token_sums` computes from a
@@ -180,34 +185,41 @@ class SumSink:
     u_0 = x_1 and u_k = x_{k+1} - x_k (the diagonal :func:`resdecay_lib.nn.metrics.gram`
     averages, for rho), holding one previous state instead of all L+1.
 
-    Each state is first rounded to float32, as the stacked buffer stores it, then copied into
-    a float64 buffer (exact; a copy, so a later in-place operation inside the model cannot
-    alter it). The products of two float32 numbers and the difference of two states are exact
-    in float64, so the sums differ from the stacked computation's only in float64 rounding:
+    Each state is first rounded to float32, as the stacked buffer stores it, and each of its
+    values is then read into float64 (exact). The products of two float32 numbers are exact in
+    float64, so the sums differ from the stacked computation's only in float64 rounding:
 
-    * ``s`` = sum_i x_i and ``q`` = sum_i x_i^2, summed directly;
-    * the summand's ``dd`` = sum_i (x_{k+1,i} - x_{k,i})^2, summed directly from the difference;
-    * ``c`` = <x_k, x_{k+1}> = (q_k + q_{k+1} - dd) / 2 (one pass fewer than summing it: the
-      identity is exact, its rounding is eps_64 (q_k + q_{k+1}), the order of the direct
-      sum's);
+    * ``s`` = sum_i x_i, ``q`` = sum_i x_i^2 and ``c`` = <x_k, x_{k+1}>, summed directly;
+    * the summand's ``dd`` = ||x_{k+1} - x_k||^2 = q_k + q_{k+1} - 2 c (an exact identity; its
+      rounding is eps_64 (q_k + q_{k+1}), which is below 1e-12 of dd while the change is above
+      1e-2 of the state's norm);
     * ``e`` = dd - (s_{k+1} - s_k)^2 / D, the summand centred over its D coordinates (for
       u_0 = x_1, centred and squared directly).
 
-    On the CPU the sums are NumPy ``einsum`` loops in two float64 buffers that the states take
-    in turn (no allocation of a state per state), over bands of tokens on as many threads as
-    torch uses (:func:`_in_bands`; NumPy's loops, not torch's parallel reductions, which stall
-    on a busy machine); on another device, torch's float64 reductions there, by the same
-    formulas.
-    The states must arrive in stream order (every Pre-LN, Post-LN or Hugging Face stack runs
-    its blocks in order)."""
+    The previous state is held, not copied: the model's own float32 tensor (or the float32
+    rounding of it), with its version counter; a model that changes it in place before the next
+    hooked module runs makes :meth:`put` raise :class:`StreamChangedInPlace` instead of measuring
+    the changed values (:func:`resdecay_lib.nn.probe.measure` then runs the batch again with
+    ``copy_states``, which copies each state). An inference tensor, which has no version
+    counter, is copied.
+
+    On the CPU the sums are NumPy ``vecdot`` loops over chunks of rows small enough to stay in
+    cache (:data:`_CHUNK_VALUES`), on the calling thread: each state is read from memory twice
+    (as the current state, then as the previous one) and never written back. Whole-state passes
+    read it once per sum, and splitting the tokens over a second thread was slower here
+    (benchmarks/bench_probe.py, Intel Xeon, 2 threads: a median 1.19 plain forwards with two
+    threads and whole-state float64 buffers, 1.07-1.09 with this loop), since the forward's own
+    threads wait on the hook either way. On another device, torch's float64 reductions there, by
+    the same formulas. The states must arrive in stream order (every Pre-LN, Post-LN or Hugging
+    Face stack runs its blocks in order)."""
 
     #: NumPy's loops for CPU tensors (False: torch's reductions, as on a GPU; the tests read both)
     use_numpy = True
 
-    def __init__(self, n: int):
-        self.n, self.next, self.prev, self.shape = n, 0, None, None
+    def __init__(self, n: int, copy_states: bool = False):
+        self.n, self.next, self.shape, self.copy_states = n, 0, None, bool(copy_states)
         self.s, self.q, self.c, self.e = [None] * n, [None] * n, [None] * (n - 1), [None] * n
-        self._spare = None                 # the float64 buffer the next state is copied into
+        self._prev, self._prev_version = None, None      # the previous state and its version
 
     def put(self, slot, x):
         if slot != self.next:
@@ -218,62 +230,64 @@ class SumSink:
         elif tuple(x.shape) != self.shape:
             raise ValueError(f"the stream changes shape between hooked modules: "
                              f"{self.shape} then {tuple(x.shape)} at position {slot}")
+        if slot > 0 and self._prev_version is not None and self._prev._version != self._prev_version:
+            raise StreamChangedInPlace(f"the model changed the stream of position {slot - 1} in place before "
+                                       f"position {slot} ran; measure with copy_states=True")
         D = x.shape[-1]
         a = x.to(torch.float32).reshape(-1, D)
         if a.device.type == "cpu" and self.use_numpy:
-            self._put_numpy(slot, a.numpy(), D)
+            c = self._sums_numpy(slot, a.numpy(), D)
         else:
-            self._put_torch(slot, a, D)
+            c = self._sums_torch(slot, a.double(), D)
+        self._finish(slot, c, D)
         self.next += 1
+        if self.next == self.n:                          # the last state: none comes after it
+            self._prev, self._prev_version = None, None
+            return
+        try:
+            version = None if self.copy_states else a._version
+        except RuntimeError:                             # an inference tensor tracks no version
+            version = None
+        self._prev, self._prev_version = (a, version) if version is not None else (a.clone(), None)
 
-    def _put_numpy(self, slot, a32, D):
-        N = a32.shape[0]
-        cur = self._spare if self._spare is not None else np.empty((N, D), dtype=np.float64)
-        prev, first = self.prev, slot == 0
-        u = np.empty_like(cur) if first else None
-        s, q, e = np.empty(N), np.empty(N), np.empty(N)
-        c = None if first else np.empty(N)
-        s_prev, q_prev = (None, None) if first else (self.s[slot - 1], self.q[slot - 1])
-
-        def rows(lo, hi):                                     # one band of tokens, all its sums
-            A = cur[lo:hi]
-            np.copyto(A, a32[lo:hi])                          # float64, exact; our own copy
-            sa = np.einsum("nd->n", A, out=s[lo:hi])
-            qa = np.einsum("nd,nd->n", A, A, out=q[lo:hi])
+    def _sums_numpy(self, slot, a32, D):
+        """s and q of the state into self.s/self.q; returns c (for slot 0: e_0)."""
+        N, first = a32.shape[0], slot == 0
+        prev = None if first else self._prev.numpy()
+        s, q, c = np.empty(N), np.empty(N), np.empty(N)
+        rows_, ones = max(1, _CHUNK_VALUES // D), np.ones(D)
+        A64, P64 = np.empty((rows_, D)), np.empty((rows_, D))
+        for lo in range(0, N, rows_):
+            hi = min(lo + rows_, N)
+            A, P = A64[:hi - lo], P64[:hi - lo]
+            np.copyto(A, a32[lo:hi])                          # float64, exact
+            sa = np.vecdot(A, ones, out=s[lo:hi])
+            np.vecdot(A, A, out=q[lo:hi])
             if first:                                         # u_0 = x_1, centred directly
-                U = u[lo:hi]
-                np.subtract(A, (sa / D)[:, None], out=U)
-                np.einsum("nd,nd->n", U, U, out=e[lo:hi])
-                return
-            P = prev[lo:hi]
-            np.subtract(A, P, out=P)                          # x_{k+1} - x_k, exact, in place
-            dd = np.einsum("nd,nd->n", P, P)
-            c[lo:hi] = (q_prev[lo:hi] + qa - dd) * 0.5
-            sd = sa - s_prev[lo:hi]
-            e[lo:hi] = dd - sd * sd / D
+                np.subtract(A, (sa / D)[:, None], out=P)
+                np.vecdot(P, P, out=c[lo:hi])
+            else:
+                np.copyto(P, prev[lo:hi])
+                np.vecdot(A, P, out=c[lo:hi])
+        self.s[slot], self.q[slot] = s, q
+        return c
 
-        _in_bands(rows, N)
-        self.s[slot], self.q[slot], self.e[slot] = s, q, e
-        if not first:
-            self.c[slot - 1] = c
-        last = slot == self.n - 1
-        spare = u if first else prev                          # the buffer the next state is copied into
-        self._spare, self.prev = (None, None) if last else (spare, cur)
-
-    def _put_torch(self, slot, a, D):
-        a = a.double()                                        # a new tensor: safe from in-place operations
+    def _sums_torch(self, slot, a, D):
         s = self.s[slot] = a.sum(-1)
-        q = self.q[slot] = (a * a).sum(-1)
+        self.q[slot] = (a * a).sum(-1)
         if slot == 0:
             u = a - (s / D)[:, None]
-            self.e[0] = (u * u).sum(-1)
-        else:
-            d = a - self.prev
-            dd = (d * d).sum(-1)
-            self.c[slot - 1] = (self.q[slot - 1] + q - dd) * 0.5
-            sd = s - self.s[slot - 1]
-            self.e[slot] = dd - sd * sd / D
-        self.prev = a if slot < self.n - 1 else None
+            return (u * u).sum(-1)
+        return (a * self._prev.to(a.device, torch.float64)).sum(-1)
+
+    def _finish(self, slot, c, D):
+        """c (or e_0 at slot 0) into the sums: dd and e from the identity."""
+        if slot == 0:
+            self.e[0] = c
+            return
+        dd = self.q[slot - 1] + self.q[slot] - 2.0 * c
+        sd = self.s[slot] - self.s[slot - 1]
+        self.c[slot - 1], self.e[slot] = c, dd - sd * sd / D
 
     def result(self):
         def stack(parts):
@@ -281,44 +295,9 @@ class SumSink:
         return stack(self.s), stack(self.q), stack(self.c), stack(self.e), self.shape
 
 
-#: the fewest tokens a band of :func:`_in_bands` holds, and the most bands
-_BAND_MIN, _BANDS_MAX = 512, 4
-_POOL = None
-
-
-def _forget_pool():
-    # a forked child (a sweep's worker process) inherits the pool object but not its threads:
-    # it makes its own on first use instead of waiting forever on the parent's
-    global _POOL
-    _POOL = None
-
-
-os.register_at_fork(after_in_child=_forget_pool)
-
-
-def _in_bands(work, N):
-    """``work(lo, hi)`` over the tokens [0, N) in contiguous bands, one per torch thread (at most
-    :data:`_BANDS_MAX`, at least :data:`_BAND_MIN` tokens each), the first on this thread and the
-    others on a small pool: the forward's own threads are idle while a hook runs, and NumPy's
-    loops release the GIL. Every token's sums are the same whichever band holds it (each is a
-    reduction over its own row), so the split changes no result."""
-    bands = max(1, min(torch.get_num_threads(), _BANDS_MAX, N // _BAND_MIN))
-    if bands == 1:
-        work(0, N)
-        return
-    global _POOL
-    if _POOL is None:
-        from concurrent.futures import ThreadPoolExecutor
-        _POOL = ThreadPoolExecutor(_BANDS_MAX - 1, thread_name_prefix="resdecay-sums")
-    edges = [N * i // bands for i in range(bands + 1)]
-    futures = [_POOL.submit(work, edges[i], edges[i + 1]) for i in range(1, bands)]
-    try:
-        work(edges[0], edges[1])
-    finally:
-        for f in futures:                                 # every band done before a result or an error
-            f.exception()
-    for f in futures:
-        f.result()
+#: the float64 values of a chunk of rows in :meth:`SumSink._put_numpy`: the chunk stays in a
+#: core's L2 cache (256 KiB) while its sums read it
+_CHUNK_VALUES = 32 * 1024
 
 
 @accepts(model=_MODULE, exit_module=_MODULE_OR_NONE)

@@ -43,6 +43,7 @@ from ..checks import ArgumentTypeError, Flag, Instance, Int, Ints, Real, Tensor,
 from ..maths.gaussian import LN_EPS  # eps of LN0, one constant for the simulator and the probe
 from ..stats import exponents, fit
 from .hooks import (
+    StreamChangedInPlace,
     SublayerStream,
     batches,
     capture,
@@ -87,9 +88,14 @@ def _capture_in_batches(model, inputs, batch_size, progress, desc, blocks=None, 
         return torch.cat(parts, dim=1)
     entries, exit_module = resolve_blocks(model, blocks, exit_module)
     sums, shape = [], None
+    copy_states = False
     for b in progress_bar(batches(inputs, batch_size), -(-n // batch_size), desc, progress):
         check_ids(model, b)
-        *parts, shape_b = capture(model, b, entries, exit_module, sums=True)
+        try:
+            *parts, shape_b = capture(model, b, entries, exit_module, sums=True, copy_states=copy_states)
+        except StreamChangedInPlace:     # this model changes its stream in place: copy each state from now on
+            copy_states = True
+            *parts, shape_b = capture(model, b, entries, exit_module, sums=True, copy_states=True)
         sums.append([p.reshape(p.shape[0], shape_b[0], -1) for p in parts])     # [L+1, b, T]
         if shape is not None and shape_b[1:] != shape[1:]:
             raise ValueError(f"the batches' streams differ in shape: {shape[1:]} then {shape_b[1:]}")

@@ -6,6 +6,7 @@ import subprocess
 import pytest
 
 from resdecay_lib.book import evidence as E
+from resdecay_lib.book.carries import chain, read_carries
 from resdecay_lib.book import history as H
 from resdecay_lib.book import preregistration
 from resdecay_lib.book.claims import CLAIMS
@@ -196,7 +197,8 @@ def _git(*args):
 @pytest.mark.slow
 def test_the_recorded_history_matches_git_where_the_history_is_there():
     """results/history.json (written by tools/history.py) says what git says: each rule's commit is
-    the first of the registry's commits to hold its current fingerprint, each datum's the one that
+    the first of the registry's commits to hold its current fingerprint, or the oldest fingerprint
+    the recorded carries lead back to (each registration passed listed), each datum's the one that
     first added it (renames followed), and 'after' is git's ancestry."""
     import json
     if not (ROOT / ".git").exists() or _git("rev-parse", "--is-shallow-repository").stdout.strip() == "true":
@@ -209,8 +211,12 @@ def test_the_recorded_history_matches_git_where_the_history_is_there():
         claims = json.loads(_git("show", f"{sha}:{reg_file}").stdout or "{}").get("claims", {})
         for cid, d in claims.items():
             held.setdefault((cid, d.get("fingerprint")), (sha, when))
+    carries = read_carries(ROOT)
     for cid, rule in h["rules"].items():
-        assert held.get((cid, rule["fingerprint"])) == (rule["commit"], rule["committed"]), cid
+        fps = chain(cid, rule["fingerprint"], carries)      # the current one, then each it carries back to
+        assert held.get((cid, fps[-1])) == (rule["commit"], rule["committed"]), cid
+        assert [(c["fingerprint"], c["commit"], c["committed"]) for c in rule["carried"]] == [
+            (fp, *held[cid, fp]) for fp in fps[:-1]], cid
     marks = {r["commit"] for r in h["rules"].values()} | {
         h["data"][p]["commit"] for p in h["data"] if p.startswith("results/predictions/")}
     for path, d in h["data"].items():
@@ -227,8 +233,8 @@ def test_the_tool_refuses_a_fingerprint_no_commit_holds_and_an_uncommitted_file(
         pytest.skip("no git here: tools/history.py needs the history")
     sys.path.insert(0, str(ROOT / "tools"))
     import history as tool          # tools/history.py
-    with pytest.raises(tool.HistoryError, match="no commit of results/preregistration.json holds the current "
-                                                "fingerprint of claim-x: commit the registry"):
+    with pytest.raises(tool.HistoryError, match=r"no commit of results/preregistration.json holds the "
+                                                r"fingerprint of claim-x \(not-a-fingerprint\): commit the registry"):
         tool.rule_commits({"claims": {"claim-x": {"fingerprint": "not-a-fingerprint"}}})
     with pytest.raises(tool.HistoryError, match="results/train_long/never_s0.json is not committed: commit it"):
         tool.datum("results/train_long/never_s0.json", set())

@@ -154,22 +154,24 @@ def test_errors_name_the_problem():
 
 # ----------------------------------------------------------------------------- the summing sink
 
-@pytest.mark.parametrize("use_numpy,bands", [(True, 1), (True, 3), (False, 1)],
-                         ids=["numpy-on-cpu", "numpy-in-3-bands-of-tokens", "torch-as-on-a-gpu"])
-def test_sum_sink_gives_the_per_token_sums_and_the_summands_centred_squares(use_numpy, bands, monkeypatch):
+def _cumulative_states(L1=5):
+    g = torch.Generator().manual_seed(0)
+    return (torch.randn(L1, 3, 4, 16, generator=g).cumsum(0) + 0.5).float()     # [L+1, B, T, D]
+
+
+@pytest.mark.parametrize("use_numpy", [True, False], ids=["numpy-on-cpu", "torch-as-on-a-gpu"])
+def test_sum_sink_gives_the_per_token_sums_and_the_summands_centred_squares(use_numpy, monkeypatch):
     import numpy as np
     from resdecay_lib.nn import hooks
     from resdecay_lib.nn.hooks import SumSink
     monkeypatch.setattr(SumSink, "use_numpy", use_numpy)
-    monkeypatch.setattr(hooks, "_BAND_MIN", 4)          # 12 tokens: as many bands as threads, up to 3
-    monkeypatch.setattr(hooks.torch, "get_num_threads", lambda: bands)
-    g = torch.Generator().manual_seed(0)
-    x = (torch.randn(5, 3, 4, 16, generator=g).cumsum(0) + 0.5).float()     # [L+1, B, T, D]
-    sink = SumSink(5)
+    monkeypatch.setattr(hooks, "_CHUNK_VALUES", 5 * 16)   # 12 tokens in chunks of 5, 5 and 2 rows
+    x = _cumulative_states()
+    sink = SumSink(5, copy_states=True)
     for k in range(5):
         state = x[k].clone()
         sink.put(k, state)
-        state.mul_(-7.0)               # an in-place operation after the hook: the sums keep the state
+        state.mul_(-7.0)               # an in-place operation after the hook: a copied state is kept
     s, q, c, e, shape = sink.result()
     a = x.double().reshape(5, 12, 16).numpy()
     u = np.concatenate([a[:1], a[1:] - a[:-1]])
@@ -179,6 +181,23 @@ def test_sum_sink_gives_the_per_token_sums_and_the_summands_centred_squares(use_
     np.testing.assert_allclose(q, (a * a).sum(-1), rtol=1e-12, atol=0)
     np.testing.assert_allclose(c, (a[:-1] * a[1:]).sum(-1), rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(e, (u * u).sum(-1), rtol=1e-12, atol=0)
+
+
+@pytest.mark.parametrize("use_numpy", [True, False], ids=["numpy-on-cpu", "torch-as-on-a-gpu"])
+def test_sum_sink_holding_its_states_refuses_one_changed_in_place(use_numpy, monkeypatch):
+    """A held state (not copied) that the model changes before the next state arrives is caught
+    by its version counter: the sums would read the changed values."""
+    from resdecay_lib.nn.hooks import StreamChangedInPlace, SumSink
+    monkeypatch.setattr(SumSink, "use_numpy", use_numpy)
+    x = _cumulative_states(3)
+    sink = SumSink(3)
+    state0, state1 = x[0].clone(), x[1].clone()
+    sink.put(0, state0)
+    sink.put(1, state1)
+    state0.mul_(2.0)                   # state 0 is no longer held once state 1 has come: not seen
+    state1.mul_(2.0)                   # what a block that writes into its input does
+    with pytest.raises(StreamChangedInPlace, match="position 1 in place before position 2"):
+        sink.put(2, x[2].clone())
 
 
 def test_sum_sink_takes_states_in_stream_order_only():
@@ -191,14 +210,13 @@ def test_sum_sink_takes_states_in_stream_order_only():
         sink.put(1, torch.randn(2, 3, 5))
 
 
-def test_metrics_only_measure_in_bands_of_tokens_equals_it_in_one_band(monkeypatch):
+def test_metrics_only_measure_in_chunks_of_rows_equals_it_in_one_chunk(monkeypatch):
     import dataclasses
     import numpy as np
     from resdecay_lib.nn import hooks, probe
     model, x = build("pre_ln", **TINY).eval(), idx(B=4, T=8)
     _, one = probe.measure(model, x, keep_stream=False)
-    monkeypatch.setattr(hooks, "_BAND_MIN", 5)          # 32 tokens in 3 bands of 10, 11, 11
-    monkeypatch.setattr(hooks.torch, "get_num_threads", lambda: 3)
+    monkeypatch.setattr(hooks, "_CHUNK_VALUES", 3 * TINY["d_model"])   # 32 tokens in chunks of 3 rows
     _, three = probe.measure(model, x, keep_stream=False)
     for f in dataclasses.fields(one):
         a, b = getattr(one, f.name), getattr(three, f.name)
@@ -206,28 +224,3 @@ def test_metrics_only_measure_in_bands_of_tokens_equals_it_in_one_band(monkeypat
             assert a.keys() == b.keys() and all(np.array_equal(a[m], b[m]) for m in a)
         else:
             np.testing.assert_array_equal(a, b)        # each token's sums are its own: bit for bit
-
-
-def test_a_forked_child_does_not_inherit_the_bands_thread_pool():
-    """A sweep's worker is a forked process: the pool of the parent's band threads is not its
-    own (the threads are not copied), so it must start without one."""
-    import os
-    from resdecay_lib.nn import hooks
-    threads = torch.get_num_threads()
-    torch.set_num_threads(2)                                # two bands: the parent makes its pool
-    try:
-        hooks._in_bands(lambda lo, hi: None, 10**6)
-    finally:
-        torch.set_num_threads(threads)
-    assert hooks._POOL is not None
-    r, w = os.pipe()
-    pid = os.fork()
-    if pid == 0:                                            # the child: no pool, and banding works
-        ok = hooks._POOL is None
-        hooks._in_bands(lambda lo, hi: None, 10**6)
-        os.write(w, b"1" if ok else b"0")
-        os._exit(0)
-    os.close(w)
-    got = os.read(r, 1)
-    os.waitpid(pid, 0)
-    assert got == b"1"

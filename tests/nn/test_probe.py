@@ -56,6 +56,44 @@ def test_metrics_only_measure_equals_the_stacked_computation_to_1e_10_relative(u
     _assert_same_change(layer_change(stream, mask), fast, rtol=1e-10)
 
 
+class _WritesIntoItsInput(nn.Module):
+    """A block that halves its input in place after reading it (x += ... style code does this)."""
+
+    def __init__(self, d):
+        super().__init__()
+        self.lin = nn.Linear(d, d)
+
+    def forward(self, x):
+        y = x + self.lin(x)
+        x.mul_(0.5)
+        return y
+
+
+class _InPlaceStack(nn.Module):
+    def __init__(self, d=8, vocab=11, L=3):
+        super().__init__()
+        torch.manual_seed(0)
+        self.emb = nn.Embedding(vocab, d)
+        self.blocks = nn.ModuleList(_WritesIntoItsInput(d) for _ in range(L))
+
+    def forward(self, idx):
+        x = self.emb(idx)
+        for b in self.blocks:
+            x = b(x)
+        return x
+
+
+def test_metrics_only_measure_of_a_model_that_changes_its_stream_in_place_equals_the_stacked_one():
+    """The sink holds each state without copying it; a model that writes into a held state is
+    caught by its version and measured again with copies, so the metrics are still the stream's."""
+    model = _InPlaceStack().eval()
+    x = torch.randint(0, 11, (5, 6), generator=torch.Generator().manual_seed(1))
+    stream, full = probe.measure(model, x, batch_size=2)
+    _, fast = probe.measure(model, x, batch_size=2, keep_stream=False)
+    _assert_same_change(full, fast, rtol=1e-10)
+    assert no_hooks(model)
+
+
 def test_metrics_only_measure_at_sublayer_granularity_equals_the_stacked_one():
     model, x = _zoo(L=4), idx(B=4, T=8)
     points = [b.resid_mid for b in model.blocks]

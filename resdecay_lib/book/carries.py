@@ -1,0 +1,174 @@
+"""Re-registrations that change no value: when a rule's registration may be carried back.
+
+A claim's fingerprint (:mod:`resdecay_lib.book.preregistration`) covers the code that computes
+its evidence, so a change of that code that computes the same numbers (a faster loop, a
+renamed module, a record read through a typed field) moves the fingerprint as surely as a new
+statistic would. Registering it afresh dates the rule from the change, after its data, and
+turns a confirmatory verdict exploratory although nothing it decides from has moved.
+
+A *carry* dates the new fingerprint from the old one's registration, under two conditions that
+:func:`check_carry` decides and ``tools/preregister.py --carry WHY`` records (in
+:data:`CARRIES`, ``results/reregistrations.json``, beside the registry):
+
+1. the rule is the same: its own fingerprint (the rule's tree, its module's helpers and the
+   constants it reads: margins, thresholds) is unchanged, so the verdict is the same function
+   of the evidence;
+2. the evidence is the same: every value the claim reads, on every seed and every seed set,
+   as the chapters glue it when executed with the new code, equals the value stored in the
+   chapters (glued by the old code, which the last CI's nbval reproduced) -- bit for bit, a NaN
+   equal only to a NaN, a name absent on one side a difference.
+
+Then the verdict on every datum stored at the carry is the verdict the old registration gives,
+by construction, and the datum's label is decided against the old registration's commit. A
+change that moves one value, or the rule, cannot be carried: it is registered afresh, and what
+its data then are is what :mod:`resdecay_lib.book.history` computes. What a carry does not show:
+that the two codes agree on data not stored at the carry. A datum stored later is computed by
+the new code only, which is the code the chapters run; the registration it is labelled against
+is the old one because the new code gave the old code's numbers on every datum there was.
+
+``tools/history.py`` follows the carries from each claim's current fingerprint back to its
+first registration (:func:`chain`) and records the chain in ``results/history.json``.
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+from ..checks import ArgumentTypeError, show
+from .evidence import SEED_SETS, Evidence
+
+__all__ = ["CARRIES", "claim_keys", "evidence_differences", "check_carry", "chain", "read_carries"]
+
+#: the recorded carries (relative to the repository root), written by ``tools/preregister.py --carry``
+CARRIES = Path("results") / "reregistrations.json"
+
+
+def claim_keys(claim) -> tuple[str, ...]:
+    """Every glue name a claim's verdict can read: each of its needed and optional evidence's
+    names (an interval's ends and standard error included), and for a seed-set evidence its
+    names on each seed set of :data:`~resdecay_lib.book.evidence.SEED_SETS` too; sorted."""
+    from .verdicts import Claim
+    if not isinstance(claim, Claim):
+        raise ArgumentTypeError(f"claim must be a Claim (book.claims.CLAIMS'), got {type(claim).__name__} {show(claim)}")
+    keys = set()
+    for ev in (*claim.needs, *claim.optional):
+        if not isinstance(ev, Evidence):
+            raise ValueError(f"{claim.id} reads an undeclared evidence name {ev!r}: declare it in book.evidence")
+        keys.update(ev.keys())
+        if ev.by_seed_set:
+            for s in SEED_SETS:
+                keys.update(ev.set_keys(s))
+    return tuple(sorted(keys))
+
+
+def _same(a, b) -> bool:
+    """Equal glued values: both absent, both NaN, or equal numbers."""
+    if a is None or b is None:
+        return a is None and b is None
+    if isinstance(a, float) and math.isnan(a):
+        return isinstance(b, float) and math.isnan(b)
+    return a == b
+
+
+def evidence_differences(keys, before: Mapping, after: Mapping) -> dict[str, tuple]:
+    """{name: (before, after)} for each of ``keys`` whose value differs between the two evidence
+    dicts (``read_evidence``'s): a value that is not equal (a NaN is equal to a NaN only), or a
+    name that one side glues and the other does not (None on the missing side)."""
+    if isinstance(keys, (str, bytes)) or not hasattr(keys, "__iter__"):
+        raise ArgumentTypeError(f"keys must be glue names (a list of str), got {type(keys).__name__} {show(keys)}")
+    for name, d in (("before", before), ("after", after)):
+        if not isinstance(d, Mapping):
+            raise ArgumentTypeError(f"{name} must be an evidence dict {{name: number}}, got {type(d).__name__} {show(d)}")
+    return {k: (before.get(k), after.get(k)) for k in keys if not _same(before.get(k), after.get(k))}
+
+
+def check_carry(claims, old_registry: Mapping, current: Mapping, rule_current: Mapping,
+                before: Mapping, after: Mapping) -> dict:
+    """Which claims whose fingerprint moved may be carried back, and why the others may not.
+
+    ``claims``: the ledger's; ``old_registry``: the registry as committed (read_registry's);
+    ``current`` and ``rule_current``: {claim id: fingerprint} and {claim id: rule fingerprint}
+    of the code now; ``before``: the evidence stored in the chapters (the old code's);
+    ``after``: the evidence the chapters glue executed with the code now.
+
+    Returns ``{"carry": {id: {"from", "to", "n_values"}}, "refused": {id: reason}}``: a claim
+    whose fingerprint did not move is in neither; one whose rule fingerprint moved, that the old
+    registry lacks, or whose evidence differs in any value (the first few named) is refused."""
+    claims = list(claims)
+    reg = old_registry.get("claims") if isinstance(old_registry, Mapping) else None
+    if not isinstance(reg, Mapping):
+        raise ArgumentTypeError(f"old_registry must be a registry (read_registry's), got {show(old_registry)}")
+    out = {"carry": {}, "refused": {}}
+    for c in claims:
+        old = reg.get(c.id)
+        new = current.get(c.id)
+        if isinstance(old, Mapping) and old.get("fingerprint") == new:
+            continue
+        if not isinstance(old, Mapping) or not isinstance(old.get("fingerprint"), str):
+            out["refused"][c.id] = "the committed registry does not declare it: a new claim is registered, not carried"
+            continue
+        if old.get("rule_fingerprint") != rule_current.get(c.id):
+            out["refused"][c.id] = (f"its rule changed (rule fingerprint {old.get('rule_fingerprint')} -> "
+                                    f"{rule_current.get(c.id)}): a new rule is registered, not carried")
+            continue
+        keys = claim_keys(c)
+        diff = evidence_differences(keys, before, after)
+        present = [k for k in keys if k in before or k in after]
+        if diff:
+            shown = ", ".join(f"{k}: {a!r} -> {b!r}" for k, (a, b) in list(diff.items())[:3])
+            out["refused"][c.id] = f"{len(diff)} of {len(present)} evidence values differ ({shown})"
+        elif not present:
+            out["refused"][c.id] = "no evidence value of it is glued: nothing shows the numbers unchanged"
+        else:
+            out["carry"][c.id] = {"from": old["fingerprint"], "to": new, "n_values": len(present)}
+    return out
+
+
+def read_carries(root=".") -> list[dict]:
+    """The carries recorded in ``root/results/reregistrations.json`` (a list, oldest first; an
+    empty list when the file does not exist), each checked to hold ``commit_before`` (the
+    registry commit it carries from, str or None), ``claims`` ({id: {"from", "to", "n_values"}})
+    and ``why``; ``ValueError`` naming the first bad entry."""
+    fs = os.fspath(root) if isinstance(root, (str, os.PathLike)) else None
+    if not isinstance(fs, str) or not fs.strip():
+        raise ArgumentTypeError(f"root must be the repository's folder (a non-empty str or os.PathLike), got {show(root)}")
+    path = Path(fs) / CARRIES
+    if not path.is_file():
+        return []
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"{str(path)!r} cannot be read as JSON: {type(exc).__name__}") from None
+    carries = data.get("carries") if isinstance(data, Mapping) else None
+    if not isinstance(carries, list):
+        raise ValueError(f"{str(path)!r} must hold a 'carries' list, got {show(carries)}")
+    for i, c in enumerate(carries):
+        ok = (isinstance(c, Mapping) and isinstance(c.get("why"), str) and c["why"].strip()
+              and isinstance(c.get("claims"), Mapping) and c["claims"]
+              and all(isinstance(v, Mapping) and isinstance(v.get("from"), str) and isinstance(v.get("to"), str)
+                      and isinstance(v.get("n_values"), int) and v["n_values"] > 0 for v in c["claims"].values()))
+        if not ok:
+            raise ValueError(f"{str(path)!r}: carries[{i}] must hold 'why' (str) and 'claims' "
+                             f"{{id: {{from, to, n_values > 0}}}}, got {show(c)}")
+    return carries
+
+
+def chain(claim_id: str, fingerprint: str, carries) -> tuple[str, ...]:
+    """The fingerprints a claim's rule was registered under, from ``fingerprint`` back through
+    each carry whose ``to`` it is (``carries``: :func:`read_carries`' list): ``(fingerprint,)``
+    when none carries it, else ``(fingerprint, its from, that one's from, ...)``. A carry cycle
+    raises ``ValueError``."""
+    if not isinstance(claim_id, str) or not isinstance(fingerprint, str):
+        raise ArgumentTypeError(f"claim_id and fingerprint must be str, got {show(claim_id)}, {show(fingerprint)}")
+    out = [fingerprint]
+    while True:
+        back = [c["claims"][claim_id]["from"] for c in carries
+                if claim_id in c["claims"] and c["claims"][claim_id]["to"] == out[-1]]
+        if not back:
+            return tuple(out)
+        if back[0] in out:
+            raise ValueError(f"the carries of {claim_id} form a cycle at fingerprint {back[0]}")
+        out.append(back[0])
