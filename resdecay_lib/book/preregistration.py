@@ -458,7 +458,7 @@ def _is_state(module: str, name: str) -> bool:
     (``global _POOL``: a pool made on first use) or changes in place (``_CORPUS_CACHE[key] =``,
     ``DECLARED[...] =``, ``.append``, ``.update``, ...). Its value depends on what ran before (a
     test that used the pool or loaded the corpus, a chapter that did not), so a fingerprint reads
-    its name only, never its value. Today: ``nn.hooks._POOL``, ``training.data._CORPUS_CACHE``,
+    its name only, never its value. Today: ``training.data._CORPUS_CACHE``,
     ``checks.DECLARED``, ``book.evidence.DECLARED`` (and this module's own caches)."""
     filename = getattr(sys.modules.get(module), "__file__", None)
     return bool(filename) and name in _index(filename)["state"]

@@ -48,6 +48,17 @@ def test_ledger_row_shows_the_label_and_the_numbers_or_a_dash():
     assert V.ledger_row("T", "claim-a", "open", "exploratory", "a|b", "")[3] == "a\\|b (-)"
 
 
+def test_carried_words_say_how_many_rules_were_carried_and_through_which_commits():
+    assert str(V.carried_words({})) == "No rule was carried from an earlier registration."
+    assert str(V.carried_words({"claim-a": ()})) == "No rule was carried from an earlier registration."
+    one = str(V.carried_words({"claim-a": ("acabc8c" + "0" * 33,)}))
+    assert one.startswith("1 rule was carried from an earlier registration (at `acabc8c`)")
+    assert "its rule and every value it reads" in one
+    two = str(V.carried_words({"claim-a": ("b" * 40,), "claim-b": ("b" * 40, "a" * 40)}))
+    assert two.startswith("2 rules were carried from an earlier registration (at `aaaaaaa`, `bbbbbbb`)")
+    assert "their rules and every value they read" in two
+
+
 def test_labels_words_counts_each_label_and_names_the_confirmatory():
     w = V.labels_words({"confirmatory": 1, "exploratory": 10, "derived": 6}, ["{ref}`claim-front`"])
     assert isinstance(w, Words)

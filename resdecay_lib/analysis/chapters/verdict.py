@@ -167,6 +167,24 @@ def change_words(claim_id: str, before: str | None, now: str, why: str | None) -
     return None
 
 
+def carried_words(carried) -> Words:
+    """What the registry's carries did: ``carried`` {claim id: (the commits of the later
+    registrations its rule was carried through, newest first)}, from ``book.history.labels``;
+    the claims with none are left out (``book.carries``)."""
+    carried = {k: tuple(v) for k, v in dict(carried).items() if v}
+    if not carried:
+        return Words("No rule was carried from an earlier registration.")
+    commits = sorted({c[:7] for v in carried.values() for c in v})
+    n = len(carried)
+    return Words(f"{n} {'rule was' if n == 1 else 'rules were'} carried from an earlier "
+                 f"registration (at {', '.join(f'`{c}`' for c in commits)}): a change of the code that computes "
+                 f"{'its' if n == 1 else 'their'} evidence moved {'its fingerprint' if n == 1 else 'their fingerprints'}, "
+                 f"while {'its rule and every value it reads' if n == 1 else 'their rules and every value they read'} "
+                 f"(each part, on every seed set, glued by the chapters executed with the new code) stayed bit for "
+                 f"bit the same (`results/reregistrations.json`). A carried rule keeps the commit of its first "
+                 f"registration, which its label is computed against.")
+
+
 def changelog_words(version: str, runs: str, lines) -> Words:
     """The changelog: against which version (and its runs), then the lines of
     :func:`change_words` that are not None."""
@@ -270,7 +288,8 @@ class VerdictResult:
     rules were registered, and those whose runs all came later (``book.history.seeds_held_out``);
     history_stale: what ``results/history.json`` lacks against the files and registry stored
     (``book.history.stale``; every list empty: current); power: the confirmatory round's power for
-    claim-depth-cost (:func:`power_rows`), at ``power_level``."""
+    claim-depth-cost (:func:`power_rows`), at ``power_level``; carried: {claim id: the later
+    registrations its rule was carried through} (:func:`carried_words`)."""
     claims: tuple
     n_evidence: int
     summary: Words
@@ -291,6 +310,7 @@ class VerdictResult:
     history_stale: dict | None = None
     power: tuple = ()
     power_level: float = float("nan")
+    carried: dict | None = None
 
     def counts(self) -> Counter:
         """How many claims have each verdict word."""
@@ -328,6 +348,7 @@ class VerdictResult:
         out["replication-counts"] = replication_counts_words(Counter(r.replicated for r in self.replication))
         out["prereg-commit"] = self.registry_commit[:7]
         out["prereg-time"] = self.registry_time
+        out["prereg-carried"] = carried_words(self.carried or {})
         out["families"] = families_words([(c.title, c.id, c.family) for c in self.claims])
         out["changelog"] = self.changelog
         out["lim-width"] = self.lim_width
@@ -383,7 +404,8 @@ def chapter(root) -> VerdictResult:
         power=tuple(tuple(r) for r in power_rows(evidence, len(E.EXPLORATORY_SEEDS),
                                                  len(E.SEED_SETS[E.CONFIRMATORY_SET]), training_claims.GAP_LEVEL,
                                                  ledger.DEPTH_GAP_MARGIN)),
-        power_level=training_claims.GAP_LEVEL)
+        power_level=training_claims.GAP_LEVEL,
+        carried={cid: lab.carried for cid, lab in found.items() if lab.carried})
 
 
 @dataclass(frozen=True)
