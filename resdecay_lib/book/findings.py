@@ -408,9 +408,14 @@ def findings_list(ev, labels: Mapping, links: str = "book") -> str:
     lead = (f"An exponent is the slope of log {_omega(links)} (the per-layer change) on log k (the block "
             f"index), set beside the exponent of the {_term(links, 'theorem', 'theorem')} over the same blocks "
             f"and {_term(links, 'convention', 'convention')}. " + _intervals_line(ev))
-    items = [mechanism_finding(ev, v, links), replication_finding(ev, labels, links), init_finding(ev, v, links), split_finding(ev, v, links), compensation_finding(ev, v, links),
-             pretrained_finding(ev, v, links), idle_finding(ev, v, links), depth_cost_finding(ev, v, links),
-             front_finding(ev, v, links)]
+    # seven findings: the confirmatory ones first, then the card's two questions (does the decay
+    # hold in trained networks: at initialisation and after training, why training departs, the
+    # pretrained models and why they depart; does it cost accuracy: idle blocks, depth) and the
+    # deep runs' front; a finding and the claim that explains it share one bullet
+    items = [mechanism_finding(ev, v, links), replication_finding(ev, labels, links),
+             f"{init_finding(ev, v, links)} {split_finding(ev, v, links)}",
+             f"{pretrained_finding(ev, v, links)} {compensation_finding(ev, v, links)}",
+             idle_finding(ev, v, links), depth_cost_finding(ev, v, links), front_finding(ev, v, links)]
     return "\n".join([lead, ""] + [f"- {s}" for s in items] + ["", verdicts_line(ev, labels, links)])
 
 

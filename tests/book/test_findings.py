@@ -43,7 +43,7 @@ def test_readme_states_the_findings_the_stored_evidence_gives():
 def test_findings_are_a_short_list_citing_the_ledgers_verdicts_and_move_with_the_evidence(ev, labels):
     text = findings.findings_list(ev, labels, "plain")
     bullets = [line for line in text.splitlines() if line.startswith("- ")]
-    assert 5 <= len(bullets) <= 9
+    assert 5 <= len(bullets) <= 7
     verdicts = {c.id: v.word for c, v in ledger.evaluate(ev)}
     assert f"claim-init-not-training: {verdicts['claim-init-not-training']}; {labels['claim-init-not-training']}" in text
     assert f"claim-front: {verdicts['claim-front']}; {labels['claim-front']}" in text
