@@ -14,7 +14,8 @@ verdict chapter asserts that every current fingerprint equals the registered one
 value they read did (resdecay_lib.book.carries): it executes every chapter but the ledger and the
 Preface with the code now, in a copy of the book (_build/executed, as make book does; the stored
 outputs are not touched), compares each moved claim's evidence with the stored chapters', and
-records the carry in results/reregistrations.json. It refuses, writing nothing, when the stored
+records the carry in results/reregistrations.json, with how many of all the values the chapters
+glue (words, tables and figures' data too) differ from the stored ones. It refuses, writing nothing, when the stored
 chapters or the registry differ from HEAD (the stored values must be the committed code's) or
 when any moved claim's rule or evidence value differs (register it afresh, without --carry).
 
@@ -65,6 +66,18 @@ def executed_evidence(jobs: int = 2) -> tuple[dict, list[str]]:
     return read_evidence(book / "chapters"), order
 
 
+def all_glued_differences(executed) -> tuple[int, list[str]]:
+    """Every value the executed chapters glue (evidence or not: words, tables, figures' data)
+    against the stored chapters' (tools/glued.py's reading): how many, and which differ."""
+    import glued
+    book, n, differ = ROOT / "_build" / "executed", 0, []
+    for name in executed:
+        a, b = glued.glued(ROOT / name), glued.glued(book / name)
+        n += len(set(a) | set(b))
+        differ += [f"{name}:{k}" for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)]
+    return n, differ
+
+
 def carry(old: dict, fps: dict, rule_fps: dict, why: str) -> dict | None:
     """The carry record of the claims whose fingerprint moved, or None (refused; printed)."""
     dirty = git("status", "--porcelain", "--", "chapters", "intro.ipynb", str(P.REGISTRY)).stdout.strip()
@@ -76,7 +89,9 @@ def carry(old: dict, fps: dict, rule_fps: dict, why: str) -> dict | None:
     after, executed = executed_evidence()
     before = read_evidence(ROOT / "chapters")
     found = C.check_carry(ledger.CLAIMS, old, fps, rule_fps, before, after)
-    print(f"executed {len(executed)} chapters in {time.perf_counter() - t0:.0f} s")
+    n_glued, glued_differ = all_glued_differences(executed)
+    print(f"executed {len(executed)} chapters in {time.perf_counter() - t0:.0f} s; of all {n_glued} values they "
+          f"glue, {len(glued_differ)} differ from the stored ones {glued_differ[:5]}")
     for cid, why_not in found["refused"].items():
         print(f"  REFUSED {cid}: {why_not}", file=sys.stderr)
     for cid, v in found["carry"].items():
@@ -85,7 +100,8 @@ def carry(old: dict, fps: dict, rule_fps: dict, why: str) -> dict | None:
         return None
     head = git("rev-parse", "--short", "HEAD").stdout.strip()
     return {"why": why, "commit_before": old.get("commit"), "code": f"git:{head} and the working tree's changes",
-            "checked_utc": now(), "executed": executed, "claims": found["carry"]}
+            "checked_utc": now(), "executed": executed, "glued_values_compared": n_glued,
+            "glued_values_differ": glued_differ, "claims": found["carry"]}
 
 
 def main() -> int:

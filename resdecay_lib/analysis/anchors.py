@@ -512,7 +512,9 @@ def sublayer_cosine_sums(tensor, mask) -> dict:
     keep = torch.as_tensor(mask).bool()
     if x.dim() != 4 or x.shape[0] < 3 or x.shape[0] % 2 == 0 or tuple(keep.shape) != tuple(x.shape[1:3]):
         raise ValueError(f"tensor must be [2L+1, B, T, D] and mask [B, T], got {tuple(x.shape)} and {tuple(keep.shape)}")
-    h, mid, post = x[0:-1:2], x[1::2], x[2::2]
+    from ..nn.hooks import SublayerStream
+    stream = SublayerStream(x)
+    h, mid, post = (stream.points(p) for p in ("hook_resid_pre", "hook_resid_mid", "hook_resid_post"))
     out = {}
     for name, (u, v) in {"att": (mid - h, h), "mlp": (post - mid, mid), "layer": (post - h, h)}.items():
         out[name] = _cos_token(u, v)[:, keep].sum(-1).numpy()

@@ -55,7 +55,8 @@ _MODULE = Instance(nn.Module, "a torch.nn.Module")
 _MODULE_OR_NONE = Instance(nn.Module, "a torch.nn.Module", none=True)
 _BATCH = Int(1, 100_000)
 
-__all__ = ["residual_stream", "SublayerStream", "sublayer_stream", "batches", "patched_blocks"]
+__all__ = ["residual_stream", "SublayerStream", "sublayer_stream", "SUBLAYER_STEPS", "sublayer_steps",
+           "steps_by_kind", "batches", "patched_blocks"]
 
 
 # ----------------------------------------------------------------------------- capture
@@ -401,6 +402,16 @@ class SublayerStream:
     def n_blocks(self) -> int:
         return (self.tensor.shape[0] - 1) // 2
 
+    def points(self, name: str) -> torch.Tensor:
+        """Every block's stream at one kind of hook point, stacked in block order: ``name``
+        "hook_resid_pre" [L] (entering each block), "hook_resid_mid" [L] (after its attention
+        step) or "hook_resid_post" [L] (after its MLP step); views of ``tensor``."""
+        where = {"hook_resid_pre": slice(0, -1, 2), "hook_resid_mid": slice(1, None, 2),
+                 "hook_resid_post": slice(2, None, 2)}
+        if name not in where:
+            raise KeyError(f"name must be one of {sorted(where)}, got {name!r}")
+        return self.tensor[where[name]]
+
     @property
     def block_inputs(self) -> torch.Tensor:
         return self.tensor[0::2]
@@ -444,6 +455,33 @@ class SublayerStream:
     def part(self, features) -> "SublayerStream":
         """The same points, keeping only ``features`` (a slice or index of the last axis)."""
         return SublayerStream(self.tensor[..., features])
+
+
+#: what each step of a sublayer stream's change adds (its resid_pre -> resid_mid step, then its
+#: resid_mid -> resid_post step), by TransformerLens's name for it
+SUBLAYER_STEPS = {"attention": "hook_attn_out", "mlp": "hook_mlp_out"}
+
+
+def sublayer_steps(n_blocks: int) -> list[str]:
+    """The name of each step of a :class:`SublayerStream`'s change, in order (what
+    :func:`layer_change` of its ``tensor`` measures): ``blocks.k.hook_attn_out`` (block k's
+    attention step) then ``blocks.k.hook_mlp_out`` (its MLP step), k = 0..n_blocks-1."""
+    n_blocks = check_int("n_blocks", n_blocks, 1)
+    return [f"blocks.{k}.{SUBLAYER_STEPS[kind]}" for k in range(n_blocks) for kind in SUBLAYER_STEPS]
+
+
+def steps_by_kind(values) -> dict:
+    """A per-step curve of a sublayer stream's change split by what each step adds, chosen by
+    the steps' names (:func:`sublayer_steps`): ``values`` [..., 2L] (a mean curve [2L], or
+    per-sequence curves [B, 2L]) -> {"attention": [..., L], "mlp": [..., L]}, each in block
+    order. ``ValueError`` unless the last axis holds an even number 2L >= 2 of steps."""
+    x = np.asarray(values)
+    if x.ndim < 1 or x.shape[-1] < 2 or x.shape[-1] % 2:
+        raise ValueError(f"values must have an even number (2L >= 2) of sublayer steps on its last axis, "
+                         f"got shape {list(x.shape)}")
+    names = sublayer_steps(x.shape[-1] // 2)
+    return {kind: x[..., [i for i, n in enumerate(names) if n.endswith("." + hook)]]
+            for kind, hook in SUBLAYER_STEPS.items()}
 
 
 @accepts(model=_MODULE)

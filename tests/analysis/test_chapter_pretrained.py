@@ -27,26 +27,6 @@ NOTEBOOK = ROOT / "chapters" / "09_pretrained.ipynb"
 
 # ----------------------------------------------------------------------------- small pieces
 
-def test_sublayers_splits_attention_from_mlp_by_the_streams_order():
-    steps = np.array([10.0, 20.0, 11.0, 21.0, 12.0, 22.0])       # att 1, mlp 1, att 2, mlp 2, ...
-    parts = pretrained.sublayers(steps)
-    assert parts["attention"].tolist() == [10.0, 11.0, 12.0]
-    assert parts["mlp"].tolist() == [20.0, 21.0, 22.0]
-
-
-def test_sublayers_splits_per_sequence_curves_along_the_last_axis():
-    per_seq = np.arange(8.0).reshape(2, 4)
-    parts = pretrained.sublayers(per_seq)
-    assert parts["attention"].tolist() == [[0.0, 2.0], [4.0, 6.0]]
-    assert parts["mlp"].tolist() == [[1.0, 3.0], [5.0, 7.0]]
-
-
-@pytest.mark.parametrize("bad", [np.zeros(3), np.zeros(0), np.float64(1.0)])
-def test_sublayers_refuses_an_odd_or_empty_number_of_steps(bad):
-    with pytest.raises(ValueError, match="even number"):
-        pretrained.sublayers(bad)
-
-
 def test_convention_name_both_conventions():
     assert pretrained.convention_name(True) == "embedding-counted"
     assert pretrained.convention_name(False) == "seed"

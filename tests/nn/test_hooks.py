@@ -224,3 +224,40 @@ def test_metrics_only_measure_in_chunks_of_rows_equals_it_in_one_chunk(monkeypat
             assert a.keys() == b.keys() and all(np.array_equal(a[m], b[m]) for m in a)
         else:
             np.testing.assert_array_equal(a, b)        # each token's sums are its own: bit for bit
+
+
+# ----------------------------------------------------------------------------- named sublayer steps
+
+def test_sublayer_steps_are_named_as_transformerlens_names_what_each_adds():
+    from resdecay_lib.nn.hooks import sublayer_steps
+    assert sublayer_steps(2) == ["blocks.0.hook_attn_out", "blocks.0.hook_mlp_out",
+                                 "blocks.1.hook_attn_out", "blocks.1.hook_mlp_out"]
+    with pytest.raises(ValueError, match="n_blocks"):
+        sublayer_steps(0)
+
+
+def test_steps_by_kind_splits_a_curve_by_the_steps_names():
+    import numpy as np
+    from resdecay_lib.nn.hooks import steps_by_kind
+    parts = steps_by_kind(np.array([10.0, 20.0, 11.0, 21.0, 12.0, 22.0]))     # att 1, mlp 1, att 2, ...
+    assert parts["attention"].tolist() == [10.0, 11.0, 12.0] and parts["mlp"].tolist() == [20.0, 21.0, 22.0]
+    per_seq = steps_by_kind(np.arange(8.0).reshape(2, 4))                     # along the last axis
+    assert per_seq["attention"].tolist() == [[0.0, 2.0], [4.0, 6.0]]
+    assert per_seq["mlp"].tolist() == [[1.0, 3.0], [5.0, 7.0]]
+
+
+@pytest.mark.parametrize("bad", [[0.0, 1.0, 2.0], [], 1.0])
+def test_steps_by_kind_refuses_an_odd_or_empty_number_of_steps(bad):
+    from resdecay_lib.nn.hooks import steps_by_kind
+    with pytest.raises(ValueError, match="even number"):
+        steps_by_kind(bad)
+
+
+def test_a_sublayer_streams_points_are_its_named_hook_points_stacked():
+    from resdecay_lib.nn.hooks import SublayerStream
+    s = SublayerStream(torch.arange(5.0).reshape(5, 1, 1, 1))                 # L = 2: pre, mid, pre, mid, post
+    for name in ("hook_resid_pre", "hook_resid_mid", "hook_resid_post"):
+        stacked = torch.stack([s[f"blocks.{k}.{name}"] for k in range(2)])
+        assert torch.equal(s.points(name), stacked), name
+    with pytest.raises(KeyError, match="name must be one of"):
+        s.points("hook_attn_out")

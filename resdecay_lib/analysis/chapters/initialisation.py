@@ -35,6 +35,7 @@ from ...book.glues import EvidenceGlue, Table, Words
 from ...book.ledger import EXP_MARGIN
 from ...book.notebooks import book_path_arg
 from ...maths import theory
+from ...nn.hooks import steps_by_kind
 from ...nn.models import ARCHS
 from ...stats import inference
 from ...stats.fit import PowerLawFit, power_law
@@ -408,7 +409,8 @@ def chapter(root) -> InitialisationResult:
     hetero_sub = {a: _measured_variance_fit(K_SUB, profiles[a]["emb_var"], profiles[a]["inc_var"], 2 * K_MIN, 2 * L)
                   for a in ADDITIVE}
     inc = profiles["pre_ln"]["inc_var"].mean(0)
-    att_mlp = float(inc[0::2].mean() / inc[1::2].mean())
+    by_kind = steps_by_kind(inc)
+    att_mlp = float(by_kind["attention"].mean() / by_kind["mlp"].mean())
 
     mean_blk = {a: y.mean(0) for a, y in blk.items()}
     drop = {a: mean_blk[a][L - 1] / mean_blk[a][K_MIN - 1] for a in ARCHS}

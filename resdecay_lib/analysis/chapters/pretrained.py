@@ -37,10 +37,11 @@ import numpy as np
 from .. import pretrained_analysis, pruning, training_analysis
 from ...book import ledger
 from ...book.glues import EvidenceGlue, Table, Words
+from ...nn.hooks import steps_by_kind
 from ...stats import fit
 
 __all__ = ["MODELS", "SHORT", "PRE_LN", "TEXTS", "SH", "N_SEQ", "N_TOKENS", "LEVEL", "LEVEL_SUB",
-           "N_COMPARISONS", "K_TICKS", "sublayers", "convention_name", "se_distance_words",
+           "N_COMPARISONS", "K_TICKS", "convention_name", "se_distance_words",
            "band_exit_words", "geometric_limit", "interval_words", "section_words", "LIVE_MODEL", "RTOL", "ATOL", "Curves",
            "LiveCheck", "live_check", "stored", "chapter", "PretrainedResult"]
 
@@ -70,25 +71,6 @@ READINGS = (("RMSNorm", "rms"), ("RMSNorm with gain", "gain"), ("the stream itse
 
 
 # ----------------------------------------------------------------------------- small pieces
-
-def sublayers(omega_sq) -> dict:
-    """The sublayer steps of a stream captured after every residual addition, split by kind.
-
-    ``probe.measure_sublayers`` captures, for each block k = 1..L, the stream entering it and
-    the stream after its attention step, then the stream leaving the last block; its change
-    has 2L steps along the last axis, in the stream's order: step 2k-1 is block k's attention
-    step (x_k -> x_k + attn), step 2k its MLP step (-> x_{k+1}). So (0-based) the even entries
-    are the attention steps and the odd ones the MLP steps:
-
-        {"attention": omega_sq[..., 0::2], "mlp": omega_sq[..., 1::2]}, each [..., L].
-
-    ``omega_sq``: [..., 2L] (a mean curve [2L] or per-sequence curves [B, 2L])."""
-    x = np.asarray(omega_sq)
-    if x.ndim < 1 or x.shape[-1] < 2 or x.shape[-1] % 2:
-        raise ValueError(f"omega_sq must have an even number (2L >= 2) of sublayer steps on its last axis, "
-                         f"got shape {list(x.shape)}")
-    return {"attention": x[..., 0::2], "mlp": x[..., 1::2]}
-
 
 def convention_name(embedding_counted: bool) -> str:
     """The index convention rho picks, as the table names it: "embedding-counted"
@@ -402,7 +384,7 @@ def _sublayer_fits(runs):
     for name in MODELS:
         sub = runs[name, SH]["sub"]
         k = np.arange(1, len(sub.k) // 2 + 1)
-        mean, per_seq = sublayers(sub.omega_sq), sublayers(sub.per_sequence["omega_sq"])
+        mean, per_seq = steps_by_kind(sub.omega_sq), steps_by_kind(sub.per_sequence["omega_sq"])
         panels[MODELS[name]] = (k, mean["attention"], mean["mlp"])
         fits[name] = {part: fit.power_law(k, per_seq[part], k_min=2, n_boot=2000, level=LEVEL_SUB)
                       for part in ("attention", "mlp")}
