@@ -29,7 +29,7 @@ from ..checks import ArgumentTypeError
 
 __all__ = ["Evidence", "KINDS", "DECLARED", "SEED_SETS", "EXPLORATORY_SEEDS", "CONFIRMATORY_SET", "declared", "UndeclaredEvidence", "VAR_EXP", "HALF_RATIO",
            "HALF_RATIO_REF", "glue", "glue_display",
-           "INIT_EXP", "GRAD_RATIO", "VAL_LOSS_GAP", "PRETRAINED_EXP", "PRETRAINED_REF",
+           "INIT_EXP", "GRAD_RATIO", "VAL_LOSS_GAP", "PRETRAINED_EXP", "PRETRAINED_REF", "PRE_LN_FAMILIES",
            "PRETRAINED_DRIFT", "FITRANGE_SHIFT", "SKIP_TREND", "SKIP_BLOCK1", "METRIC_RHO_CHANGE",
            "METRIC_DIFF", "NORM_GROWTH", "GAP_BY_DEPTH", "FLATTENING",
            "HALF_RATIO_NO_LAST", "HALF_RATIO_REF_NO_LAST", "GRAD_RATIO2",
@@ -542,6 +542,10 @@ PRETRAINED_REF = {
                      "the theorem's exponent over SmolLM2's range and convention"),
     "qwen": value("ev_pretrained_ref_qwen", "09_pretrained", "the same for Qwen"),
 }
+#: the Pre-LN families the pretrained rules read, in order: the models whose theorem reference
+#: is declared above (a Pre-LN model has one; the sandwich and Post-LN controls do not), so that
+#: a model enters every pretrained rule by declaring its evidence, not by a name in a rule
+PRE_LN_FAMILIES = tuple(PRETRAINED_REF)
 #: the curvature test's drift of the local slope over k = 2..L (0 for a power law)
 PRETRAINED_DRIFT = {
     "smollm2": interval("ev_pretrained_drift_smollm2", "09_pretrained", "curvature drift of SmolLM2's curve"),

@@ -41,7 +41,7 @@ import math
 
 from . import evidence as E
 from ..stats import inference as stats
-from .evidence import Evidence
+from .evidence import PRE_LN_FAMILIES, Evidence
 from .verdicts import Verdict, reads_finite_evidence
 
 __all__ = ["ROUNDING", "EXP_MARGIN", "PRE_LN_FAMILIES", "SPLIT_BOUNDARY", "DEPTH_SLOPE_MARGIN", "DEPTH_GAP_MARGIN",
@@ -116,8 +116,6 @@ def _tost(ev, e: Evidence, ref, alpha, df: Evidence, margin=EXP_MARGIN, widen: f
             f"{_g(m)} (se {_g(se)}{f', +/- {_g(w)} fit start' if w else ''}) against {_g(ref)}")
 
 
-#: Chapter 9's two Pre-LN families, by evidence key
-PRE_LN_FAMILIES = ("smollm2", "qwen")
 
 
 def _widening(ev, model: str) -> tuple[float, str]:

@@ -180,3 +180,23 @@ def test_glue_display_refuses_evidence_names_which_must_be_declared(glued):
     with pytest.raises(ValueError, match="evidence.glue, declared"):
         evidence.glue_display("ev_share_corr", 0.1, 0.0, 0.2)
     assert glued == []
+
+
+def test_the_pretrained_rules_read_every_family_whose_evidence_is_declared():
+    """A Pre-LN model enters the pretrained rules by its evidence: the families are the models
+    whose theorem reference is declared, every per-family evidence declares each of them, and
+    each pretrained claim needs each family's evidence."""
+    from resdecay_lib.book import rules
+    from resdecay_lib.book.claims import CLAIMS
+    assert evidence.PRE_LN_FAMILIES == tuple(evidence.PRETRAINED_REF) and rules.PRE_LN_FAMILIES is evidence.PRE_LN_FAMILIES
+    per_family = (evidence.PRETRAINED_EXP, evidence.PRETRAINED_DRIFT, evidence.FITRANGE_SHIFT, evidence.FLATTENING, evidence.HALF_RATIO,
+                  evidence.HALF_RATIO_REF, evidence.HALF_RATIO_NO_LAST, evidence.HALF_RATIO_REF_NO_LAST, evidence.METRIC_RHO_CHANGE)
+    for table in per_family:
+        assert set(evidence.PRE_LN_FAMILIES) <= set(table), table
+    assert {(c, m) for c in rules.COMPETITORS for m in evidence.PRE_LN_FAMILIES} <= set(evidence.METRIC_DIFF)
+    needs = {c.id: set(c.needs) | set(c.optional) for c in CLAIMS}
+    for m in evidence.PRE_LN_FAMILIES:
+        assert {evidence.PRETRAINED_EXP[m], evidence.PRETRAINED_REF[m], evidence.PRETRAINED_DRIFT[m]} <= needs["claim-two-families"], m
+        assert {evidence.HALF_RATIO[m], evidence.HALF_RATIO_NO_LAST[m]} <= needs["claim-pretrained-idle"], m
+        assert evidence.FLATTENING[m] in needs["claim-compensation"], m
+        assert evidence.METRIC_RHO_CHANGE[m] in needs["claim-redundancy-metric"], m
