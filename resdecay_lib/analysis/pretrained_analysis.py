@@ -37,7 +37,7 @@ from ..nn import probe
 from . import training_analysis
 from ..stats import inference as stats
 from ..checks import Name, PathArg, accepts, check_in_file, check_int, check_real, one_line, path_kind, show
-from ..stats.exponents import FRONT_BLOCKS, TAIL_BLOCKS
+from ..stats.exponents import FRONT_BLOCKS, TAIL_BLOCKS, Exponent
 from ..stats.fit import loglog_slope
 
 # measure_stream is public (the depth-cost command and Chapter 9's live check call it) but not yet
@@ -376,15 +376,15 @@ def load_records(root) -> dict:
 @dataclass(frozen=True)
 class ExponentReport:
     """The exponent of a per-sequence curve [B, L] over k = k_min..L for each k_min of
-    :data:`K_MINS` (``fits``, percentile bootstrap over sequences at ``level``), its
-    curvature test over sequences (:func:`resdecay_lib.analysis.training_analysis.curvature` with sequences as
-    the replicates, fit range from ``K_MINS[0]``), rho and the convention it picks, and the
-    theorem's exponent over each fit range in that convention (``reference``)."""
+    :data:`K_MINS` (``fits`` {k_min: :class:`~resdecay_lib.stats.exponents.Exponent`}, a
+    percentile bootstrap over sequences at ``level``, each beside the theorem's exponent over
+    its own range in the convention rho picks), its curvature test over sequences
+    (:func:`resdecay_lib.analysis.training_analysis.curvature` with sequences as the
+    replicates, fit range from ``K_MINS[0]``), and rho and the convention it picks."""
     fits: dict
     curvature: dict
     rho: float
     embedding_counted: bool
-    reference: dict
 
     @property
     def main(self):
@@ -404,11 +404,15 @@ def exponent_report(per_sequence, gram, level: float = 0.95, n_boot: int = 2000,
         raise ValueError(f"per_sequence must be [B, L] with L >= {max(K_MINS) + 2}, got shape {y.shape}")
     L = y.shape[1]
     k = np.arange(1, L + 1)
-    fits = {m: fit.power_law(k, y, k_min=m, n_boot=n_boot, level=level, seed=seed) for m in K_MINS}
     r = training_analysis.rho(gram)
     emb = training_analysis.convention(r)
-    ref = {m: training_analysis.reference_exponent(m, L, emb) for m in K_MINS}
-    return ExponentReport(fits, training_analysis.curvature(y, K_MINS[0], level), r, emb, ref)
+    fits = {}
+    for m in K_MINS:
+        f = fit.power_law(k, y, k_min=m, n_boot=n_boot, level=level, seed=seed)
+        fits[m] = Exponent(exponent=f.exponent, lo=f.lo, hi=f.hi, level=level,
+                           reference=training_analysis.reference_exponent(m, L, emb), embedding_counted=emb, rho=r,
+                           k_min=f.k_min, k_max=f.k_max, n=y.shape[0], over="sequences", fit=f)
+    return ExponentReport(fits, training_analysis.curvature(y, K_MINS[0], level), r, emb)
 
 
 def norm_growth(norm_per_sequence, k_min: int = 2, level: float = 0.95) -> stats.TInterval:

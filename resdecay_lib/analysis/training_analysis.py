@@ -48,7 +48,7 @@ from ..stats.exponents import check_array as _check_array
 from ..stats.exponents import check_bool as _check_bool
 from ..stats.exponents import check_gram as _check_gram
 from ..stats.exponents import convention, half_ratio, halves, reference_exponent, rho  # noqa: F401 (the chapters' R.rho, R.half_ratio)
-from ..stats.exponents import FRONT_BLOCKS, TAIL_BLOCKS
+from ..stats.exponents import FRONT_BLOCKS, TAIL_BLOCKS, Exponent
 from ..training.store import load_sweep, result_path, run_id, sweep_runs
 from ..training.runs import part_read
 
@@ -58,7 +58,7 @@ __all__ = ["OUTLIER_Z", "DRIFT_MARGIN", "StoredSweep", "choose_lr", "choose_lr_t
            "curvature", "rc_from_gram", "predictions", "prediction_log_errors", "departure",
            "correlation", "error_shares", "check_sweep", "check_cell", "check_exclude", "check_level", "run_field", "record_field", "run_status",
            "STATUSES",
-           "mean_abs_block_corr", "ExponentFit", "TooFewSeeds", "exponent_fit", "compare_exponents"]
+           "mean_abs_block_corr", "TooFewSeeds", "exponent_fit", "compare_exponents"]
 
 #: a run whose final loss lies more than this many scales from its other seeds is an outlier
 OUTLIER_Z = 3.0
@@ -679,36 +679,19 @@ def error_shares(errors: list, level: float = 0.95) -> tuple:
 
 # ----------------------------------------------------------------------------- summaries
 
-@dataclass(frozen=True)
-class ExponentFit:
-    """The exponent of omega_k^2 of one (placement, depth, step) cell over k_min..L.
-
-    ``interval``: t interval over the seeds kept (``n`` of them); ``rho``: mean
-    embedding-to-block variance ratio; ``embedding_counted``: the convention it chooses;
-    ``reference``: the theorem's exponent over the same range in that convention;
-    ``reference_other``: in the other convention; ``shape``: :func:`curvature`'s verdict,
-    ``drift`` its interval.
-    """
-    arch: str
-    L: int
-    step: int
-    k_min: int
-    interval: stats.TInterval
-    rho: float
-    embedding_counted: bool
-    reference: float
-    reference_other: float
-    shape: str
-    drift: stats.TInterval
-
-
 class TooFewSeeds(ValueError):
     """A cell has fewer than 3 kept seeds: no t interval over seeds can be made."""
 
 
 def exponent_fit(sweep: StoredSweep, arch: str, L: int, step: int, k_min: int = 2, exclude=(),
-                 level: float = 0.95) -> ExponentFit:
-    """:class:`ExponentFit` of a cell from its kept seeds (at least 3, else :class:`TooFewSeeds`)."""
+                 level: float = 0.95) -> Exponent:
+    """The exponent of omega_k^2 of one (placement ``arch``, depth ``L``, ``step``) cell over
+    k = k_min..L, from its kept seeds (at least 3, else :class:`TooFewSeeds`): an
+    :class:`~resdecay_lib.stats.exponents.Exponent` over seeds, whose ``interval`` is the t
+    interval of the seeds' exponents (at ``level``); ``rho`` the seeds' mean embedding-to-block
+    variance ratio and ``embedding_counted`` the convention it chooses; ``reference`` the
+    theorem's exponent over the same range in that convention and ``reference_other`` in the
+    other; ``shape`` and ``drift`` :func:`curvature`'s verdict and interval."""
     check_cell(sweep, arch, L)
     check_int("step", step, 0)
     check_int("k_min", k_min, 1, max(L - 2, 1))
@@ -725,8 +708,10 @@ def exponent_fit(sweep: StoredSweep, arch: str, L: int, step: int, k_min: int = 
     ref = reference_exponent(k_min if ec else kr, L, ec)
     other = reference_exponent(kr if ec else k_min, L, not ec) if (ec or k_min >= 1) else float("nan")
     cv = curvature(curves, k_min, level)
-    return ExponentFit(arch, L, step, k_min, stats.t_interval(slopes, level), rh, ec, ref, other,
-                       cv["shape"], cv["drift"])
+    iv = stats.t_interval(slopes, level)
+    return Exponent(exponent=iv.mean, lo=iv.lo, hi=iv.hi, level=level, reference=ref, embedding_counted=ec, rho=rh,
+                    k_min=k_min, k_max=L, n=iv.n, over="seeds", reference_other=other, interval=iv,
+                    shape=cv["shape"], drift=cv["drift"])
 
 
 def compare_exponents(a: stats.TInterval, b: stats.TInterval) -> str:

@@ -79,7 +79,7 @@ def _run(args) -> int:
     at = step if step is not None else max(measured)
     part = part_read(cfg["arch"])
     print(f"{res.get('name', '?')}: {cfg['arch']}, {cfg['n_layer']} blocks, d={cfg['d_model']}, status "
-          f"{res['status']}; step {at} of {cfg['steps']} (measured at {measured}), {e.n_sequences} sequences; "
+          f"{res['status']}; step {at} of {cfg['steps']} (measured at {measured}), {e.n} {e.over}; "
           f"change = omega_k^2 of the {'stream' if part == 'stream' else repr(part) + ' part, the stream the blocks read'}")
     for line in exponent_lines(e):
         print(line)

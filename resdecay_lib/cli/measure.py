@@ -50,7 +50,7 @@ def _print_exponent(ch, stream, mask) -> None:
     except ValueError as exc:
         print(f"fit: none ({one_line(exc)})")
         return
-    iv = (f" [{e.lo:.3f}, {e.hi:.3f}] ({e.level:.0%} percentile bootstrap over {e.n_sequences} sequences)"
+    iv = (f" [{e.lo:.3f}, {e.hi:.3f}] ({e.how})"
           if e.lo is not None and e.hi is not None else " (one sequence: no interval)")
     print(f"fit: change ~ k^{e.exponent:.3f}{iv}, k = {e.k_min}..{e.k_max}")
     why = ("at least half a block output's: the embedding counts as a summand" if e.embedding_counted

@@ -48,7 +48,7 @@ import numpy as np
 import torch
 import torch.nn as nn
 
-from ..checks import ArgumentTypeError, Instance, Int, accepts, check_int, show
+from ..checks import Array, ArgumentTypeError, Instance, Int, accepts, check_int, show
 
 #: the domains of parameters that several functions here share, declared once
 _MODULE = Instance(nn.Module, "a torch.nn.Module")
@@ -462,14 +462,15 @@ class SublayerStream:
 SUBLAYER_STEPS = {"attention": "hook_attn_out", "mlp": "hook_mlp_out"}
 
 
+@accepts(n_blocks=Int(1))
 def sublayer_steps(n_blocks: int) -> list[str]:
     """The name of each step of a :class:`SublayerStream`'s change, in order (what
     :func:`layer_change` of its ``tensor`` measures): ``blocks.k.hook_attn_out`` (block k's
     attention step) then ``blocks.k.hook_mlp_out`` (its MLP step), k = 0..n_blocks-1."""
-    n_blocks = check_int("n_blocks", n_blocks, 1)
     return [f"blocks.{k}.{SUBLAYER_STEPS[kind]}" for k in range(n_blocks) for kind in SUBLAYER_STEPS]
 
 
+@accepts(values=Array(finite=False, what="an array whose last axis holds an even number (2L >= 2) of sublayer steps"))
 def steps_by_kind(values) -> dict:
     """A per-step curve of a sublayer stream's change split by what each step adds, chosen by
     the steps' names (:func:`sublayer_steps`): ``values`` [..., 2L] (a mean curve [2L], or

@@ -21,7 +21,8 @@ Defined here:
   computes the metrics inside the hooks without stacking the stream (about one plain forward).
 * :func:`block_grad_norms` -- the norm of the loss gradient with respect to each block's parameters.
 * :func:`exponent` -- the fitted exponent of omega_k^2 with its bootstrap interval and the
-  theorem's exponent over the same range and index convention (an :class:`Exponent`).
+  theorem's exponent over the same range and index convention (an
+  :class:`~resdecay_lib.stats.exponents.Exponent`, the book's one exponent type, re-exported here).
 * :func:`measure_zoo` -- a zoo model measured as the training runs record it (Chapter 6's
   profiles at initialisation are :mod:`resdecay_lib.analysis.init_analysis`).
 
@@ -33,7 +34,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 
 import numpy as np
 import torch
@@ -42,6 +42,7 @@ import torch.nn as nn
 from ..checks import ArgumentTypeError, Flag, Instance, Int, Ints, Real, Tensor, Text, accepts
 from ..maths.gaussian import LN_EPS  # eps of LN0, one constant for the simulator and the probe
 from ..stats import exponents, fit
+from ..stats.exponents import Exponent
 from .hooks import (
     StreamChangedInPlace,
     SublayerStream,
@@ -225,46 +226,6 @@ def _next_token_loss(model, idx):
 
 _gram_of = gram          # the function, for exponent, whose argument of that name is a matrix
 
-@dataclass(frozen=True)
-class Exponent:
-    """The fitted exponent of the per-layer change, omega_k^2 ~ k^exponent over
-    k = k_min..k_max, with its percentile bootstrap interval [lo, hi] at ``level`` over
-    sequences (None, both, for one sequence: nothing to resample), and the theorem's exponent
-    over the same range in the same index ``convention`` (``reference``). ``rho``: the embedding-to-block variance ratio that chose
-    the convention (None when the convention was given). ``fit``: the
-    :class:`~resdecay_lib.stats.fit.PowerLawFit` (its ``interval(level)`` reads other levels)."""
-    exponent: float
-    lo: float | None
-    hi: float | None
-    level: float
-    reference: float
-    convention: str
-    embedding_counted: bool
-    rho: float | None
-    k_min: int
-    k_max: int
-    n_sequences: int
-    fit: object = field(repr=False, compare=False, default=None)
-
-    @property
-    def reading(self) -> str:
-        """Where the theorem's exponent lies against the interval, in words."""
-        if self.lo is None or self.hi is None:
-            return "no interval (one sequence): the data cannot tell"
-        if self.lo <= self.reference <= self.hi:
-            return "consistent with the theorem (its exponent lies inside the interval)"
-        if self.hi < self.reference:
-            return "decays faster than the theorem (the interval lies below its exponent)"
-        return "decays slower than the theorem (the interval lies above its exponent)"
-
-    def __str__(self):
-        iv = (f" [{self.lo:.3f}, {self.hi:.3f}] ({self.level:.0%} bootstrap over {self.n_sequences} sequences)"
-              if self.lo is not None and self.hi is not None else "")
-        why = f", rho = {self.rho:.2f}" if self.rho is not None else ""
-        return (f"exponent {self.exponent:.3f}{iv} over k = {self.k_min}..{self.k_max}; the theorem's "
-                f"{self.reference:.3f} ({self.convention} convention{why}): {self.reading}")
-
-
 @accepts(change=Instance(LayerChange, "a LayerChange (layer_change's or measure's)"), k_min=Int(1),
          k_max=Int(2, none=True), level=Real(0, 1, lo_open=True, hi_open=True),
          embedding_counted=Flag(none=True), n_boot=Int(2, 1_000_000), seed=Int(0))
@@ -337,9 +298,8 @@ def exponent(change: LayerChange, k_min: int = 2, k_max: int | None = None, leve
     ref = exponents.reference_exponent(f.k_min, f.k_max, embedding_counted)
     return Exponent(exponent=float(f.exponent), lo=None if f.lo is None else float(f.lo),
                     hi=None if f.hi is None else float(f.hi), level=float(level),
-                    reference=float(ref), convention="embedding-counted" if embedding_counted else "seed",
-                    embedding_counted=bool(embedding_counted), rho=rho, k_min=f.k_min, k_max=f.k_max,
-                    n_sequences=int(per.shape[0]), fit=f)
+                    reference=float(ref), embedding_counted=bool(embedding_counted), rho=rho, k_min=f.k_min,
+                    k_max=f.k_max, n=int(per.shape[0]), over="sequences", fit=f)
 
 
 @accepts(model=Instance("resdecay_lib.nn.models.GPT", "a model of resdecay_lib.nn.models (build's)"),

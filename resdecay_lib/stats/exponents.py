@@ -7,11 +7,16 @@
 * :data:`FRONT_BLOCKS` and :data:`TAIL_BLOCKS` (the front and tail blocks every "past the front"
   reading leaves out, declared with the predictions of :mod:`resdecay_lib.analysis.front`),
   :func:`halves` and :func:`half_ratio` (the later half's cost over the earlier half's);
+* :class:`Exponent`, the one result type of a fitted exponent: the probe's
+  (:func:`resdecay_lib.nn.probe.exponent`, over sequences), a cell of training runs'
+  (:func:`resdecay_lib.analysis.training_analysis.exponent_fit`, over seeds) and a pretrained
+  model's (:func:`resdecay_lib.analysis.pretrained_analysis.exponent_report`, over sequences);
 * the array checks they share (:func:`check_array`, :func:`check_gram`, :func:`check_bool`).
 """
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -20,7 +25,7 @@ from ..maths import theory
 from .fit import loglog_slope
 
 __all__ = ["MAX_K", "FRONT_BLOCKS", "TAIL_BLOCKS", "check_array", "check_gram", "check_bool", "rho", "convention",
-           "reference_exponent", "halves", "half_ratio"]
+           "reference_exponent", "halves", "half_ratio", "OVER", "Exponent"]
 
 #: the deepest curve the reference exponent is computed for (the models' own bound on n_layer)
 MAX_K = 4096
@@ -124,3 +129,75 @@ def half_ratio(costs, front: int | None = None, last: bool = True) -> float:
     if not den > 0:
         raise ValueError(f"the earlier half's mean cost must be positive for a ratio, got {den}")
     return float(np.mean(np.asarray(c, float)[late - 1])) / den
+
+
+#: what an exponent's interval is taken over: the sequences of one model (a percentile bootstrap)
+#: or the seeds of a cell of training runs (a t interval over the seeds' exponents)
+OVER = ("sequences", "seeds")
+
+
+@dataclass(frozen=True)
+class Exponent:
+    """A fitted exponent of the per-layer change, omega_k^2 ~ k^exponent over k = k_min..k_max,
+    with its interval [lo, hi] at ``level`` over ``n`` replicates of kind ``over`` (one of
+    :data:`OVER`; lo and hi None when one replicate leaves nothing to resample), beside the
+    theorem's exponent over the same range in the same index convention (``reference``,
+    :func:`reference_exponent`).
+
+    ``embedding_counted``: the convention (True: var(x_k) = k sigma^2, the embedding counted as
+    a summand; False: the seed's, var(x_k) = (k-1) sigma^2), named by :attr:`convention`;
+    ``rho``: the embedding-to-block variance ratio that chose it (:func:`rho`; None when the
+    convention was given). Set where they were computed: ``reference_other``, the theorem's
+    exponent in the other convention; ``interval``, the
+    :class:`~resdecay_lib.stats.inference.TInterval` of an interval over seeds (its se and t);
+    ``shape`` and ``drift``, the curvature test's verdict and drift interval; ``fit``, the
+    :class:`~resdecay_lib.stats.fit.PowerLawFit` of a bootstrap (its ``interval(level)`` reads
+    other levels, its ``n_dropped`` the replicates left out)."""
+    exponent: float
+    lo: float | None
+    hi: float | None
+    level: float
+    reference: float
+    embedding_counted: bool
+    rho: float | None
+    k_min: int
+    k_max: int
+    n: int
+    over: str = "sequences"
+    reference_other: float | None = None
+    interval: object = None
+    shape: str | None = None
+    drift: object = None
+    fit: object = field(repr=False, compare=False, default=None)
+
+    def __post_init__(self):
+        if self.over not in OVER:
+            raise ValueError(f"over must be one of {OVER}, got {self.over!r}")
+
+    @property
+    def convention(self) -> str:
+        """The index convention's name: "embedding-counted" or "seed"."""
+        return "embedding-counted" if self.embedding_counted else "seed"
+
+    @property
+    def reading(self) -> str:
+        """Where the theorem's exponent lies against the interval, in words."""
+        if self.lo is None or self.hi is None:
+            return f"no interval (one {self.over[:-1]}): the data cannot tell"
+        if self.lo <= self.reference <= self.hi:
+            return "consistent with the theorem (its exponent lies inside the interval)"
+        if self.hi < self.reference:
+            return "decays faster than the theorem (the interval lies below its exponent)"
+        return "decays slower than the theorem (the interval lies above its exponent)"
+
+    @property
+    def how(self) -> str:
+        """How the interval was made, in words: "95% percentile bootstrap over 16 sequences"."""
+        kind = "percentile bootstrap" if self.over == "sequences" else "t interval"
+        return f"{self.level:.0%} {kind} over {self.n} {self.over}"
+
+    def __str__(self):
+        iv = f" [{self.lo:.3f}, {self.hi:.3f}] ({self.how})" if self.lo is not None and self.hi is not None else ""
+        why = f", rho = {self.rho:.2f}" if self.rho is not None else ""
+        return (f"exponent {self.exponent:.3f}{iv} over k = {self.k_min}..{self.k_max}; the theorem's "
+                f"{self.reference:.3f} ({self.convention} convention{why}): {self.reading}")

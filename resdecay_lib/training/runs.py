@@ -14,7 +14,7 @@ and the wall time). Asked to (``weights``), it also stores the finished run's fi
 
 :func:`stored_exponent` turns a stored result (the dict :func:`run_result` returns, or the
 JSON a ``train`` or a sweep wrote) into the exponent of its per-layer change at one measured
-step, beside the theorem's (an :class:`~resdecay_lib.nn.probe.Exponent`, as Chapter 7 fits it:
+step, beside the theorem's (an :class:`~resdecay_lib.stats.exponents.Exponent`, as Chapter 7 fits it:
 k = 2..L, the stream the blocks read, the convention the stored Gram matrix's rho chooses);
 :func:`exponent_lines` says one in words, as the ``train``, ``sweep`` and ``analyse``
 commands print it.
@@ -40,7 +40,8 @@ from .data import eval_windows, load_corpus
 from ..nn.device import manual_seed_all, pin_threads, resolve_device
 from ..nn.evaluation import ablation_losses, evaluate, sig
 from ..nn.metrics import LayerChange
-from ..nn.probe import Exponent, exponent, measure_zoo
+from ..nn.probe import exponent, measure_zoo
+from ..stats.exponents import Exponent
 from .plan import RunPlan, TrainConfig
 from .store import code_version, library_versions, machine
 from .train import NonFiniteLoss, prepare_checkpoint, train
@@ -258,7 +259,7 @@ def _stored_array(raw, where: str, shape_text: str, ndim: int) -> np.ndarray:
          step=Int(0, none=True), k_min=Int(1), level=Real(0, 1, lo_open=True, hi_open=True))
 def stored_exponent(result: dict, step: int | None = None, k_min: int = K_MIN, level: float = LEVEL) -> Exponent:
     """The exponent of a stored run's per-layer change at ``step``, beside the theorem's: an
-    :class:`~resdecay_lib.nn.probe.Exponent` (its ``reading`` says how they stand).
+    :class:`~resdecay_lib.stats.exponents.Exponent` (its ``reading`` says how they stand).
 
     ``result``: what :func:`run_result` returns, or a result JSON ``train`` or a sweep wrote,
     parsed. ``step``: one of its measured steps (``result["plan"]["measure_steps"]``; the
@@ -346,12 +347,12 @@ def stored_exponent(result: dict, step: int | None = None, k_min: int = K_MIN, l
         raise ValueError(f"result: the fit of {where}.{part} fails: {' '.join(str(exc).split())}") from None
 
 
-@accepts(e=Instance(Exponent, "an Exponent (resdecay_lib.nn.probe.exponent's)"))
+@accepts(e=Instance(Exponent, "an Exponent (resdecay_lib.stats.exponents', e.g. nn.probe.exponent's)"))
 def exponent_lines(e: Exponent) -> list[str]:
-    """An :class:`~resdecay_lib.nn.probe.Exponent` in words, as ``train``, ``analyse`` and
+    """An :class:`~resdecay_lib.stats.exponents.Exponent` in words, as ``train``, ``analyse`` and
     ``measure`` print it: the fit with its interval and range, the theorem's exponent over the
     same k in its convention (and the rho that chose it), and the reading."""
-    iv = (f" [{e.lo:.3f}, {e.hi:.3f}] ({e.level:.0%} percentile bootstrap over {e.n_sequences} sequences)"
+    iv = (f" [{e.lo:.3f}, {e.hi:.3f}] ({e.how})"
           if e.lo is not None and e.hi is not None else " (one sequence: no interval)")
     theorem = f"theorem: k^{e.reference:.3f} over the same k, {e.convention} convention"
     if e.rho is not None:

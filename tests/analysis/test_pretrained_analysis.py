@@ -23,10 +23,13 @@ def test_exponent_report_recovers_a_power_law_and_matches_the_reference_to_its_r
     rep = pretrained_analysis.exponent_report(y, G, n_boot=500)
     assert rep.main.lo < -1 < rep.main.hi and rep.curvature["shape"] == "power law"
     assert rep.rho == 3.0 and rep.embedding_counted
-    assert rep.reference == {m: training_analysis.reference_exponent(m, L, True) for m in pretrained_analysis.K_MINS}
+    assert {m: f.reference for m, f in rep.fits.items()} == {
+        m: training_analysis.reference_exponent(m, L, True) for m in pretrained_analysis.K_MINS}
+    assert all((f.k_min, f.k_max, f.n, f.over, f.rho) == (m, L, B, "sequences", 3.0) for m, f in rep.fits.items())
     assert rep.range_shift < 0.1
     G[0, 0] = 0.1                                   # rho below 1/2: the seed convention
-    assert pretrained_analysis.exponent_report(y, G, n_boot=200).reference[2] == training_analysis.reference_exponent(2, L, False)
+    assert pretrained_analysis.exponent_report(y, G, n_boot=200).main.reference == \
+        training_analysis.reference_exponent(2, L, False)
     bent = 0.3 * np.exp(-0.3 * (np.log(k) - 1.2) ** 2 * 6) * np.exp(0.02 * rng.standard_normal((B, L)))
     assert pretrained_analysis.exponent_report(bent, G, n_boot=200).curvature["shape"] == "bent"
     with pytest.raises(ValueError, match="per_sequence"):

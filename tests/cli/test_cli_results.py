@@ -108,7 +108,7 @@ def test_train_prints_its_runs_exponent_with_interval_the_theorems_and_the_readi
     out = capsys.readouterr().out.splitlines()
     res = json.loads((tmp_path / "r.json").read_text())
     e = runs.stored_exponent(res)
-    assert e.k_min == 2 and e.k_max == 4 and e.n_sequences == 4 and e.lo is not None
+    assert e.k_min == 2 and e.k_max == 4 and (e.n, e.over) == (4, "sequences") and e.lo is not None
     assert out[0].startswith(f"{NAME4}: val loss ")
     assert out[1] == "exponent at step 3 (the last measured) of the per-layer change omega_k^2:"
     assert out[2:5] == runs.exponent_lines(e)
@@ -178,7 +178,7 @@ def test_stored_exponent_of_a_stored_run_is_chapter_7s_fit_at_each_step(path):
         ec = training_analysis.convention(training_analysis.rho(G))
         assert e.embedding_counted == ec
         assert e.reference == pytest.approx(training_analysis.reference_exponent(2, L, ec), abs=1e-12)
-        assert (e.k_min, e.k_max, e.n_sequences) == (2, L, per.shape[0])
+        assert (e.k_min, e.k_max, e.n) == (2, L, per.shape[0])
 
 
 def test_the_part_read_is_the_one_chapter_7_reads():

@@ -147,7 +147,7 @@ def test_exponent_gives_the_fit_with_its_interval_and_the_theorems_exponent_in_t
     stream, ch = probe.measure(model, x)
     e = probe.exponent(ch, k_min=2, level=0.9, stream=stream)
     f = fit.power_law(ch.k, ch.per_sequence["omega_sq"], k_min=2, n_boot=2000, level=0.9, seed=0)
-    assert (e.exponent, e.lo, e.hi, e.k_min, e.k_max, e.n_sequences) == (f.exponent, f.lo, f.hi, 2, 8, 6)
+    assert (e.exponent, e.lo, e.hi, e.k_min, e.k_max, e.n, e.over) == (f.exponent, f.lo, f.hi, 2, 8, 6, "sequences")
     rho = training_analysis.rho(probe.gram(stream))
     assert e.rho == rho and e.embedding_counted == training_analysis.convention(rho)
     assert e.reference == training_analysis.reference_exponent(2, 8, e.embedding_counted)
@@ -267,7 +267,7 @@ def test_summand_sq_is_left_out_of_the_repr_and_the_dict():
 
 def test_exponent_reading_says_where_the_theorems_exponent_lies():
     def E(lo, hi, ref):
-        return probe.Exponent(-0.5, lo, hi, 0.95, ref, "seed", False, None, 2, 8, 16)
+        return probe.Exponent(-0.5, lo, hi, 0.95, ref, False, None, 2, 8, 16)
     assert E(-0.6, -0.4, -0.5).reading.startswith("consistent")
     assert E(-0.6, -0.55, -0.5).reading.startswith("decays faster")
     assert E(-0.45, -0.4, -0.5).reading.startswith("decays slower")

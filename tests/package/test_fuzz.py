@@ -197,6 +197,8 @@ EXAMPLES = {
                             k_min=2, k_max=None, level=0.9, embedding_counted=True, n_boot=100, seed=0), True),
     "nn.hooks.residual_stream": (dict(model=MODEL, inputs=X, blocks=None, exit_module=None), True),
     "nn.hooks.sublayer_stream": (dict(model=MODEL, inputs=X), True),
+    "nn.hooks.sublayer_steps": (dict(n_blocks=2), True),
+    "nn.hooks.steps_by_kind": (dict(values=np.arange(4.0)), True),
     "nn.probe.measure": (dict(model=HF_LIKE, inputs={"input_ids": X}, batch_size=2, progress=False, desc="m"), True),
     "nn.probe.measure_sublayers": (dict(model=HF_LIKE, inputs={"input_ids": X}, mask=None, blocks=list(MODEL.blocks),
                                      points=[b.resid_mid for b in MODEL.blocks], batch_size=2, progress=False,

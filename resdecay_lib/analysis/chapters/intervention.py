@@ -327,7 +327,7 @@ def _size(name: str, rec) -> Size:
     from ...stats import inference
     rep = pretrained_analysis.exponent_report(rec["change"]["omega_sq"], rec["gram"], level=SIZE_LEVEL)
     L = int(rec["n_layer"])
-    return Size(name, L, rep.main, rep.reference[rep.main.k_min],
+    return Size(name, L, rep.main, rep.main.reference,
                 front.block_profile(rec["gram"], I.FRONT_M, I.TAIL).k0 / L,
                 inference.t_interval(anchors.final_jump(rec["change"]["angular"]), SIZE_LEVEL),
                 pruning.skip_half_ratio(rec["skip"], level=SIZE_LEVEL),

@@ -309,7 +309,7 @@ def _exponent_glues(out, reports):
         out[f"pt_rho_{s}"] = float(f"{rep.rho:.4g}")
         out[f"pt_conv_{s}"] = convention_name(rep.embedding_counted)
         _display(out, f"pt_exp_{s}", rep.main.exponent, rep.main.lo, rep.main.hi)
-        out[f"pt_ref_{s}"] = round(rep.reference[2], 4)
+        out[f"pt_ref_{s}"] = round(rep.main.reference, 4)
         out[f"pt_shift_{s}"] = round(rep.range_shift, 4)
         d = rep.curvature["drift"]
         _display(out, f"pt_drift_{s}", d.mean, d.lo, d.hi)
@@ -336,7 +336,7 @@ def _curve_panels(runs_all, reports):
                    "label": "theorem, embedding-counted"},
                   {"k": k[1:], "y": [float(theory.omega_sq(int(j), False)) for j in k[1:]], "fmt": "k--",
                    "label": "theorem, seed convention"},
-                  {"k": kk, "y": f.prefactor * kk ** f.exponent, "fmt": ":", "color": "C3",
+                  {"k": kk, "y": f.fit.prefactor * kk ** f.exponent, "fmt": ":", "color": "C3",
                    "label": f"fit $k^{{{f.exponent:.2f}}}$ (Shakespeare)"}]
         panels[f"{MODELS[name]} ({nn_pretrained.PACKAGED[name].placement})"] = lines
     return panels
@@ -438,12 +438,12 @@ def stored(root) -> PretrainedResult:
     reports = {(m, t): pretrained_analysis.exponent_report(runs[m, t]["block"].per_sequence["omega_sq"],
                                                            runs[m, t]["gram"], level=LEVEL)
                for m in MODELS for t in TEXTS}
-    values["pt_dropped"] = sum(f.n_dropped for rep in reports.values() for f in rep.fits.values())
+    values["pt_dropped"] = sum(f.fit.n_dropped for rep in reports.values() for f in rep.fits.values())
     tables["pt_fits_table"] = Table.of(
         ["model", "text", r"$\rho$ (convention)", "$k$", "$p$ [interval]", "theorem, same range",
          r"$p$, $k_{\min} = 3$", r"$p$, $k_{\min} = 4$", "drift [interval]", "shape"],
         [[MODELS[m], pretrained_analysis.TEXTS[t], f"{rep.rho:.2g} ({convention_name(rep.embedding_counted)})",
-          f"{rep.main.k_min}..{rep.main.k_max}", interval_words(rep.main), f"{rep.reference[2]:.3f}",
+          f"{rep.main.k_min}..{rep.main.k_max}", interval_words(rep.main), f"{rep.main.reference:.3f}",
           f"{rep.fits[3].exponent:.2f}", f"{rep.fits[4].exponent:.2f}", interval_words(rep.curvature["drift"]),
           rep.curvature["shape"]] for (m, t), rep in reports.items()])
     _exponent_glues(values, reports)
@@ -591,7 +591,7 @@ def stored(root) -> PretrainedResult:
           f"{shift['all-minilm-l6']:+.3f}"],
          [MODELS["smollm2-135m"], f"Q4_1 to Q4_1, blocks shifted by {runs['smollm2-135m', SH]['quant']['offset']}",
           f"{quant['smollm2-135m'][0]:.3f}", f"{shift['smollm2-135m']:+.3f}"]])
-    gap = reports["smollm2-135m", SH].main.exponent - reports["smollm2-135m", SH].reference[2]
+    gap = reports["smollm2-135m", SH].main.exponent - reports["smollm2-135m", SH].main.reference
     values["pt_gap_smollm2"] = round(gap, 4)
     values["pt_stream_gb"] = round((L_BIG + 1) * N_SEQ * N_TOKENS * D_BIG * 4 / 1e9, 4)
 
@@ -648,8 +648,8 @@ def _evidence(reports, runs, records, trends, metric_corr, metric_diff, half, ha
         "ev_pretrained_exp_qwen": _iv(qwen.main),
         "ev_pretrained_exp_gemma3": _iv(gem.main),
         "ev_pretrained_exp_minilm": _iv(mini.main),
-        "ev_pretrained_ref_smollm2": EvidenceGlue(smol.reference[2], digits=4),
-        "ev_pretrained_ref_qwen": EvidenceGlue(qwen.reference[2], digits=4),
+        "ev_pretrained_ref_smollm2": EvidenceGlue(smol.main.reference, digits=4),
+        "ev_pretrained_ref_qwen": EvidenceGlue(qwen.main.reference, digits=4),
         "ev_fitrange_shift_smollm2": EvidenceGlue(smol.range_shift, digits=4),
         "ev_fitrange_shift_qwen": EvidenceGlue(qwen.range_shift, digits=4),
         "ev_pretrained_drift_smollm2": _iv(smol.curvature["drift"]),

@@ -202,19 +202,19 @@ def loss_table(archs, depths, cell_loss: dict, n_kept: dict) -> Table:
 
 def exponent_table(fits: dict, start_shift: dict) -> Table:
     """The exponent of omega_k^2 over 2 <= k <= L at every measured step: ``fits``
-    {arch: [ExponentFit per step]}, ``start_shift`` {(arch, step): largest move for
+    {arch: {step: Exponent over seeds}}, ``start_shift`` {(arch, step): largest move for
     k_min = 3, 4}."""
-    rows = [[f"{NAMES[a]}, L = {f.L}", str(f.step), _iv(f.interval), f"{f.rho:.2g}",
-             f"{f.reference:.2f} ({'E' if f.embedding_counted else 'S'})", f"{start_shift[(a, f.step)]:.2f}",
+    rows = [[f"{NAMES[a]}, L = {f.k_max}", str(st), _iv(f.interval), f"{f.rho:.2g}",
+             f"{f.reference:.2f} ({'E' if f.embedding_counted else 'S'})", f"{start_shift[(a, st)]:.2f}",
              f"{f.shape} ({f.drift.mean:+.2f} [{f.drift.lo:+.2f}, {f.drift.hi:+.2f}])"]
-            for a, fs in fits.items() for f in fs]
+            for a, fs in fits.items() for st, f in fs.items()]
     return Table.of(["placement", "step", "exponent [95%]", "$\\rho$", "reference", "$k_{\\min}$ shift",
                      "shape (drift)"], rows)
 
 
 def fitstart_table(sens: dict) -> Table:
     """The deepest Pre-LN exponent at step 0 and at the end for each fit start: ``sens``
-    {(step, k_min): ExponentFit}."""
+    {(step, k_min): Exponent over seeds}."""
     rows = [[str(st), str(km), _iv(f.interval, 3),
              f"{f.reference:.3f} ({'embedding-counted' if f.embedding_counted else 'seed'})",
              f"{f.reference_other:.3f}", f.shape] for (st, km), f in sens.items()]
@@ -225,7 +225,7 @@ def fitstart_table(sens: dict) -> Table:
 def sensitivity_table(back: dict, final: int) -> Table:
     """The sensitivity analysis: each placement at its deepest depth with three finished,
     non-diverged, non-outlier seeds (the not-converged runs put back); ``back``
-    {arch: (L, {step: ExponentFit})}."""
+    {arch: (L, {step: Exponent over seeds})}."""
     rows = [[NAMES[a], str(L), _iv(fs[0].interval), _iv(fs[final].interval), fs[final].shape]
             for a, (L, fs) in back.items()]
     return Table.of(["placement", "L", "exponent at step 0", f"at step {final}", "final curve"], rows)
@@ -348,13 +348,13 @@ class TrainingResult:
     max_not_converged: float      # the largest last-fifth improvement of a not-converged run
     # the exponent through training
     L_max: int                    # the deepest Pre-LN depth with three kept seeds
-    fits: dict                    # {arch: [ExponentFit per step]} at its deepest kept depth
+    fits: dict                    # {arch: {step: Exponent over seeds}} at its deepest kept depth
     start_shift: dict             # {(arch, step): largest move for k_min = 3, 4}
     too_few: dict                 # {arch: why it has no curve}
     exponent_rows: dict           # the exponent figure's rows
-    pre: dict                     # {step: ExponentFit} of Pre-LN at L_max
-    sens: dict                    # {(step, k_min): ExponentFit} of Pre-LN at L_max
-    back: dict                    # {arch: (L, {step: ExponentFit})}: the sensitivity analysis
+    pre: dict                     # {step: Exponent over seeds} of Pre-LN at L_max
+    sens: dict                    # {(step, k_min): Exponent over seeds} of Pre-LN at L_max
+    back: dict                    # {arch: (L, {step: Exponent over seeds})}: the sensitivity analysis
     change_curves: dict           # the change figure's {arch: {label: (mean, se)}}
     theorem_curves: dict          # its theorem lines
     L_plot: int
@@ -484,7 +484,7 @@ class TrainingResult:
             "pre_rho_final": float(f"{pre[FINAL].rho:.2g}"),
             "pre_conv_final": convention_words(pre[FINAL].embedding_counted),
             "pre_ref_final": round(float(pre[FINAL].reference), 2),
-            "final_shapes": shapes_words([(NAMES[a], fs[-1].shape) for a, fs in self.fits.items()]),
+            "final_shapes": shapes_words([(NAMES[a], fs[max(fs)].shape) for a, fs in self.fits.items()]),
             # the deepest Pre-LN runs and the fit's start
             "fitstart_table": fitstart_table(self.sens),
             "ev_trained_bent_pre_ln": EvidenceGlue(float(ft.shape == "bent")),
@@ -616,23 +616,23 @@ def chapter(root, live: bool = True) -> TrainingResult:
             too_few[a] = "no depth >= 4 has three kept seeds"
             continue
         try:
-            fits[a] = [training_analysis.exponent_fit(sweep, a, L, st, 2, excluded) for st in STEPS]
-            for st, f in zip(STEPS, fits[a]):
+            fits[a] = {st: training_analysis.exponent_fit(sweep, a, L, st, 2, excluded) for st in STEPS}
+            for st, f in fits[a].items():
                 start_shift[(a, st)] = max((abs(training_analysis.exponent_fit(sweep, a, L, st, km, excluded).interval.mean
                                                 - f.interval.mean) for km in (3, 4) if km + 2 <= L),
                                            default=float("nan"))
         except training_analysis.TooFewSeeds as exc:
             fits.pop(a, None)
             too_few[a] = str(exc)
-    rows = {f"{NAMES[a]}, L = {L_FIT[a]}": [(f.step, f.interval.mean, f.interval.lo, f.interval.hi, f.reference)
-                                             for f in fs] for a, fs in fits.items()}
+    rows = {f"{NAMES[a]}, L = {L_FIT[a]}": [(st, f.interval.mean, f.interval.lo, f.interval.hi, f.reference)
+                                             for st, f in fs.items()] for a, fs in fits.items()}
     # a placement with no depth of three kept seeds is drawn from the sensitivity analysis, labelled
     for a in too_few:
         L3 = sweep.deepest(a, loose)
         if L3 is not None:
             rows[f"{NAMES[a]}, L = {L3}, not-converged put back"] = [
-                (f.step, f.interval.mean, f.interval.lo, f.interval.hi, f.reference)
-                for f in (training_analysis.exponent_fit(sweep, a, L3, st, 2, loose) for st in STEPS)]
+                (st, f.interval.mean, f.interval.lo, f.interval.hi, f.reference)
+                for st, f in ((st, training_analysis.exponent_fit(sweep, a, L3, st, 2, loose)) for st in STEPS)]
     pre = {st: training_analysis.exponent_fit(sweep, "pre_ln", L_MAX, st, 2, excluded) for st in STEPS}
     starts = [km for km in (2, 3, 4) if L_MAX - km + 1 >= 3]   # a fit needs three blocks
     sens = {(st, km): training_analysis.exponent_fit(sweep, "pre_ln", L_MAX, st, km, excluded) for st in (0, FINAL) for km in starts}
