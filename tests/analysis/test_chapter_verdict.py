@@ -52,10 +52,11 @@ def test_carried_words_say_how_many_rules_were_carried_and_through_which_commits
     assert str(V.carried_words({})) == "No rule was carried from an earlier registration."
     assert str(V.carried_words({"claim-a": ()})) == "No rule was carried from an earlier registration."
     one = str(V.carried_words({"claim-a": ("acabc8c" + "0" * 33,)}))
-    assert one.startswith("1 rule was carried from an earlier registration (at `acabc8c`)")
+    assert one.startswith("1 rule was carried from an earlier registration (through `acabc8c`, oldest first)")
     assert "its rule and every value it reads" in one
     two = str(V.carried_words({"claim-a": ("b" * 40,), "claim-b": ("b" * 40, "a" * 40)}))
-    assert two.startswith("2 rules were carried from an earlier registration (at `aaaaaaa`, `bbbbbbb`)")
+    assert two.startswith("2 rules were carried from an earlier registration (through `aaaaaaa`, `bbbbbbb`, "
+                          "oldest first)")
     assert "their rules and every value they read" in two
 
 

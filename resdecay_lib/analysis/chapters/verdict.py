@@ -174,10 +174,12 @@ def carried_words(carried) -> Words:
     carried = {k: tuple(v) for k, v in dict(carried).items() if v}
     if not carried:
         return Words("No rule was carried from an earlier registration.")
-    commits = sorted({c[:7] for v in carried.values() for c in v})
+    commits = []                       # oldest first: each claim's chain is newest first
+    for chain in sorted(carried.values(), key=len, reverse=True):
+        commits += [c[:7] for c in reversed(chain) if c[:7] not in commits]
     n = len(carried)
     return Words(f"{n} {'rule was' if n == 1 else 'rules were'} carried from an earlier "
-                 f"registration (at {', '.join(f'`{c}`' for c in commits)}): a change of the code that computes "
+                 f"registration (through {', '.join(f'`{c}`' for c in commits)}, oldest first): a change of the code that computes "
                  f"{'its' if n == 1 else 'their'} evidence moved {'its fingerprint' if n == 1 else 'their fingerprints'}, "
                  f"while {'its rule and every value it reads' if n == 1 else 'their rules and every value they read'} "
                  f"(each part, on every seed set, glued by the chapters executed with the new code) stayed bit for "
