@@ -55,8 +55,9 @@ class HistoryError(RuntimeError):
 def rule_commits(registry: dict, carries=()) -> dict:
     """{claim id: {fingerprint, commit, committed, carried}}: the first registry commit holding
     each claim's current fingerprint or, where ``carries`` (resdecay_lib.book.carries.read_carries'
-    list) carry it back, the first commit holding the oldest fingerprint of its chain; ``carried``
-    lists the later registrations the chain passed, newest first ({fingerprint, commit, committed})."""
+    list) carry it back, the earliest of the first commits holding a fingerprint of its chain
+    (each carry of the chain checked as committed: check_carry_provenance); ``carried`` lists the
+    other registrations of the chain, newest first ({fingerprint, commit, committed})."""
     versions = [line.split() for line in git("log", "--format=%H %cI", "--", REGISTRY).splitlines()][::-1]
     current = {k: v["fingerprint"] for k, v in registry["claims"].items()}
     chains = {cid: C.chain(cid, fp, carries) for cid, fp in current.items()}
@@ -74,13 +75,38 @@ def rule_commits(registry: dict, carries=()) -> dict:
     if missing:
         raise HistoryError(f"no commit of {REGISTRY} holds the fingerprint of {', '.join(missing)}: "
                            f"commit the registry, then run python tools/history.py")
+    order = {sha: i for i, (sha, _) in enumerate(versions)}
+    for cid, fps in chains.items():
+        for new, old in zip(fps, fps[1:]):
+            check_carry_provenance(cid, old, new, first[cid, new][0], versions, order)
     out = {}
     for cid, fps in chains.items():
-        sha, when = first[cid, fps[-1]]
+        sha, when = min((first[cid, fp] for fp in fps), key=lambda v: order[v[0]])   # the earliest registration
         out[cid] = {"fingerprint": fps[0], "commit": sha, "committed": when,
                     "carried": [{"fingerprint": fp, "commit": first[cid, fp][0], "committed": first[cid, fp][1]}
-                                for fp in fps[:-1]]}
+                                for fp in fps if first[cid, fp][0] != sha]}
     return dict(sorted(out.items()))
+
+
+def check_carry_provenance(cid: str, old: str, new: str, sha: str, versions, order) -> None:
+    """A carry old -> new of ``cid`` is trusted only as committed: the registry commit ``sha`` that
+    first held ``new`` also holds the carry in results/reregistrations.json, and the registry's
+    version before it held ``old``."""
+    shown = git_or_none("show", f"{sha}:{C.CARRIES}")
+    links = json.loads(shown).get("carries", []) if shown else []
+    if not any(c.get("claims", {}).get(cid) and c["claims"][cid].get("from") == old and c["claims"][cid].get("to") == new
+               for c in links):
+        raise HistoryError(f"{cid}'s carry {old} -> {new} is not in {C.CARRIES} at {sha[:7]}, the commit that first "
+                           f"held {new}: a carry is committed with the registry it writes")
+    before = versions[order[sha] - 1][0] if order[sha] > 0 else None
+    held = json.loads(git("show", f"{before}:{REGISTRY}")).get("claims", {}) if before else {}
+    if not isinstance(held.get(cid), dict) or held[cid].get("fingerprint") != old:
+        raise HistoryError(f"{cid}'s carry {old} -> {new}: the registry before {sha[:7]} does not hold {old}")
+
+
+def git_or_none(*args) -> str | None:
+    run = subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True)
+    return run.stdout if run.returncode == 0 else None
 
 
 def datum(path: str, marks) -> dict:

@@ -10,14 +10,19 @@ Run at the commit that declares (or re-declares) the rules; a verdict is confirm
 every datum it reads was committed after that commit (resdecay_lib.book.history computes it); the
 verdict chapter asserts that every current fingerprint equals the registered one.
 
---carry WHY re-registers the claims whose fingerprint moved while neither their rule nor any
-value they read did (resdecay_lib.book.carries): it executes every chapter but the ledger and the
-Preface with the code now, in a copy of the book (_build/executed, as make book does; the stored
-outputs are not touched), compares each moved claim's evidence with the stored chapters', and
-records the carry in results/reregistrations.json, with how many of all the values the chapters
-glue (words, tables and figures' data too) differ from the stored ones. It refuses, writing nothing, when the stored
-chapters or the registry differ from HEAD (the stored values must be the committed code's) or
-when any moved claim's rule or evidence value differs (register it afresh, without --carry).
+--carry WHY re-registers the claims whose fingerprint moved while neither what decides their
+verdict nor any value they read nor any verdict did (resdecay_lib.book.carries): it executes every
+chapter but the ledger and the Preface with the code now, in a copy of the book (_build/executed,
+as make book does; the stored outputs are not touched), reads the evidence the chapters glue
+there and the evidence committed at HEAD (the old code's), computes every claim's decision and
+verdicts (all seeds and each seed set) with the library of the registry's recorded commit (a git
+worktree) on the committed evidence and with the code now on the new, and records the carry in
+results/reregistrations.json, with how many of all the values the chapters glue (words, tables
+and figures' data too), and of all their code cells' outputs as nbval compares them, differ from
+the committed ones (a printed line that differs moves no verdict, but its chapter must be
+re-executed before nbval passes). It refuses, writing nothing, when the
+registry or the carries file differ from HEAD, or when any moved claim's rule, decision, evidence
+value or verdict differs (register it afresh, without --carry).
 
 Usage: python tools/preregister.py [--commit SHA] [--dry-run] [--carry WHY]
 (--commit records the declaring commit, which a file cannot hold in the commit that adds it;
@@ -28,9 +33,12 @@ import concurrent.futures
 import datetime
 import inspect
 import json
+import os
 import pathlib
+import shutil
 import subprocess
 import sys
+import textwrap
 import time
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -66,42 +74,132 @@ def executed_evidence(jobs: int = 2) -> tuple[dict, list[str]]:
     return read_evidence(book / "chapters"), order
 
 
-def all_glued_differences(executed) -> tuple[int, list[str]]:
+def all_glued_differences(executed, committed: pathlib.Path) -> tuple[int, list[str]]:
     """Every value the executed chapters glue (evidence or not: words, tables, figures' data)
-    against the stored chapters' (tools/glued.py's reading): how many, and which differ."""
+    against the committed chapters' in ``committed`` (tools/glued.py's reading): how many, and
+    which differ."""
     import glued
     book, n, differ = ROOT / "_build" / "executed", 0, []
     for name in executed:
-        a, b = glued.glued(ROOT / name), glued.glued(book / name)
+        a, b = glued.glued(committed / pathlib.Path(name).name), glued.glued(book / name)
         n += len(set(a) | set(b))
         differ += [f"{name}:{k}" for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)]
     return n, differ
 
 
+#: run by the old checkout and by the new: every claim's decision (book.carries.decision_text,
+#: whose source is pasted in) and its verdict, word and reason, on all seeds and each seed set,
+#: from the evidence of the notebooks in the folder argv[1]; printed as JSON
+DECIDED = """
+import json, sys
+from resdecay_lib.book import evidence as E, ledger, preregistration as P
+from resdecay_lib.book.notebooks import read_evidence
+{decision_text}
+ev = read_evidence(sys.argv[1])
+sets = {{"all": None, **{{s: s for s in E.SEED_SETS}}}}
+verdicts = {{k: {{c.id: [v.word, v.reason] for c, v in ledger.evaluate(ev, seed_set=s)}} for k, s in sets.items()}}
+print(json.dumps({{c.id: {{"decision": decision_text(c, P.code_fingerprint),
+                          "verdicts": {{k: verdicts[k][c.id] for k in sets}}}} for c in ledger.CLAIMS}}))
+"""
+
+
+def decided(checkout: pathlib.Path, chapters: pathlib.Path) -> dict:
+    """DECIDED run with the library of ``checkout`` on the notebooks in ``chapters``."""
+    script = DECIDED.format(decision_text=textwrap.dedent(inspect.getsource(C.decision_text)))
+    env = {**os.environ, "PYTHONPATH": str(checkout)}
+    run = subprocess.run([sys.executable, "-c", script, str(chapters)], cwd=checkout, env=env,
+                         capture_output=True, text=True)
+    if run.returncode:
+        raise SystemExit(f"the verdicts could not be computed with the library of {checkout}:\n{run.stderr[-3000:]}")
+    return json.loads(run.stdout.strip().splitlines()[-1])
+
+
+def committed_chapters(dest: pathlib.Path) -> pathlib.Path:
+    """The book's notebooks as committed at HEAD (their stored outputs: the old code's), in ``dest``."""
+    import execute_book as X
+    if dest.exists():
+        shutil.rmtree(dest)
+    dest.mkdir(parents=True)
+    for name in X.notebooks(ROOT):
+        shown = git("show", f"HEAD:{name}")
+        if shown.returncode:
+            raise SystemExit(f"{name} is not committed at HEAD: commit the chapters first")
+        (dest / pathlib.Path(name).name).write_text(shown.stdout, encoding="utf-8")
+    return dest
+
+
+def _outputs(path: pathlib.Path) -> list:
+    """Each code cell's outputs as nbval compares them: stream text and every data item but images."""
+    cells = json.loads(path.read_text(encoding="utf-8")).get("cells", [])
+    out = []
+    for cell in cells:
+        if cell.get("cell_type") != "code":
+            continue
+        seen = []
+        for o in cell.get("outputs", []):
+            text = o.get("text")
+            data = {m: v for m, v in o.get("data", {}).items() if not m.startswith("image/") and "image/" not in m}
+            seen.append((o.get("output_type"), "".join(text) if isinstance(text, list) else text,
+                         json.dumps(data, sort_keys=True)))
+        out.append(seen)
+    return out
+
+
+def all_output_differences(executed, committed: pathlib.Path) -> tuple[int, list[str]]:
+    """Every code cell's outputs of the executed chapters (images aside, as nbval leaves them)
+    against the committed chapters': how many cells, and which differ (the chapters to
+    re-execute before nbval passes)."""
+    book, n, differ = ROOT / "_build" / "executed", 0, []
+    for name in executed:
+        a, b = _outputs(committed / pathlib.Path(name).name), _outputs(book / name)
+        n += max(len(a), len(b))
+        differ += [f"{name}:cell {i}" for i in range(max(len(a), len(b)))
+                   if (a[i] if i < len(a) else None) != (b[i] if i < len(b) else None)]
+    return n, differ
+
+
 def carry(old: dict, fps: dict, rule_fps: dict, why: str) -> dict | None:
     """The carry record of the claims whose fingerprint moved, or None (refused; printed)."""
-    dirty = git("status", "--porcelain", "--", "chapters", "intro.ipynb", str(P.REGISTRY)).stdout.strip()
-    if dirty:
-        print(f"--carry compares with the committed chapters and registry; these differ from HEAD:\n{dirty}",
-              file=sys.stderr)
+    dirty = git("status", "--porcelain", "--", str(P.REGISTRY), str(C.CARRIES)).stdout.strip()
+    if dirty or not old.get("commit"):
+        print(f"--carry compares with the registry as committed at its recorded commit; "
+              f"{dirty or 'the registry records no commit'}", file=sys.stderr)
         return None
     t0 = time.perf_counter()
     after, executed = executed_evidence()
-    before = read_evidence(ROOT / "chapters")
-    found = C.check_carry(ledger.CLAIMS, old, fps, rule_fps, before, after)
-    n_glued, glued_differ = all_glued_differences(executed)
-    print(f"executed {len(executed)} chapters in {time.perf_counter() - t0:.0f} s; of all {n_glued} values they "
-          f"glue, {len(glued_differ)} differ from the stored ones {glued_differ[:5]}")
+    before_dir = committed_chapters(ROOT / "_build" / "committed" / "chapters")
+    before = read_evidence(before_dir)
+    worktree = ROOT / "_build" / f"registered-{old['commit']}"
+    if worktree.exists():
+        git("worktree", "remove", "--force", str(worktree))
+    made = git("worktree", "add", "--detach", str(worktree), old["commit"])
+    if made.returncode:
+        raise SystemExit(f"cannot check out the registry's commit {old['commit']}: {made.stderr}")
+    try:
+        old_decided = decided(worktree, before_dir)
+    finally:
+        git("worktree", "remove", "--force", str(worktree))
+    new_decided = decided(ROOT, ROOT / "_build" / "executed" / "chapters")
+    found = C.check_carry(ledger.CLAIMS, old, fps, rule_fps, before, after, old_decided, new_decided)
+    n_glued, glued_differ = all_glued_differences(executed, before_dir)
+    n_cells, cells_differ = all_output_differences(executed, before_dir)
+    print(f"executed {len(executed)} chapters and read the verdicts of {old['commit']}'s code and of the code now in "
+          f"{time.perf_counter() - t0:.0f} s; of all {n_glued} values the chapters glue, {len(glued_differ)} differ "
+          f"from the committed ones {glued_differ[:5]}; of {n_cells} code cells' outputs, {len(cells_differ)} differ "
+          f"{cells_differ[:5]} (re-execute those chapters)")
     for cid, why_not in found["refused"].items():
         print(f"  REFUSED {cid}: {why_not}", file=sys.stderr)
     for cid, v in found["carry"].items():
-        print(f"  carried {cid}: {v['from']} -> {v['to']}, {v['n_values']} values unchanged")
+        print(f"  carried {cid}: {v['from']} -> {v['to']}, {v['n_values']} values, its decision and its verdicts "
+              f"unchanged")
     if found["refused"] or not found["carry"]:
         return None
     head = git("rev-parse", "--short", "HEAD").stdout.strip()
     return {"why": why, "commit_before": old.get("commit"), "code": f"git:{head} and the working tree's changes",
             "checked_utc": now(), "executed": executed, "glued_values_compared": n_glued,
-            "glued_values_differ": glued_differ, "claims": found["carry"]}
+            "glued_values_differ": glued_differ, "cells_compared": n_cells, "cells_differ": cells_differ,
+            "verdicts_compared": sorted(next(iter(new_decided.values()))["verdicts"]),
+            "claims": found["carry"]}
 
 
 def main() -> int:

@@ -238,7 +238,8 @@ def check_history(history) -> Mapping:
         v = _entry(history, "rules", k, ("fingerprint", "commit", "committed"))
         carried = v.get("carried", [])
         if not isinstance(carried, (list, tuple)) or not all(
-                isinstance(c, Mapping) and isinstance(c.get("commit"), str) for c in carried):
+                isinstance(c, Mapping) and all(isinstance(c.get(f), str) and c.get(f)
+                                               for f in ("fingerprint", "commit", "committed")) for c in carried):
             raise ValueError(f"history['rules'][{k!r}]['carried'] must be a list of registrations "
                              f"{{fingerprint, commit, committed}}, got {show(carried)}")
     for k in history["data"]:

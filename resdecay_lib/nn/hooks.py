@@ -179,6 +179,15 @@ class StreamChangedInPlace(RuntimeError):
     """The model changed a state :class:`SumSink` holds before the next hooked module ran."""
 
 
+def _same_bits(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Equal tensors, a NaN equal to a NaN (a non-finite stream is refused later, by name)."""
+    return bool(((a == b) | (a.isnan() & b.isnan())).all())
+
+
+_CHANGED = ("the model changed the stream of position {a} in place before position {b} ran; "
+            "measure with copy_states=True")
+
+
 class SumSink:
     """Per-token float64 sums of the stream, state by state, as the hooks see it: sum_i x_ki,
     ||x_k||^2, <x_{k-1}, x_k> (what :func:`resdecay_lib.nn.metrics._token_sums` computes from a
@@ -192,24 +201,29 @@ class SumSink:
 
     * ``s`` = sum_i x_i, ``q`` = sum_i x_i^2 and ``c`` = <x_k, x_{k+1}>, summed directly;
     * the summand's ``dd`` = ||x_{k+1} - x_k||^2 = q_k + q_{k+1} - 2 c (an exact identity; its
-      rounding is eps_64 (q_k + q_{k+1}), which is below 1e-12 of dd while the change is above
-      1e-2 of the state's norm);
+      rounding is about eps_64 (q_k + q_{k+1}), a relative error of about 2 eps_64 q / dd in
+      dd: 4e-12 for a change of 1e-2 of the state's norm, 4e-8 for one of 1e-4, against the
+      1e-10 the tests hold the metrics to on random models, whose changes are far larger);
     * ``e`` = dd - (s_{k+1} - s_k)^2 / D, the summand centred over its D coordinates (for
       u_0 = x_1, centred and squared directly).
 
     The previous state is held, not copied: the model's own float32 tensor (or the float32
-    rounding of it), with its version counter; a model that changes it in place before the next
-    hooked module runs makes :meth:`put` raise :class:`StreamChangedInPlace` instead of measuring
-    the changed values (:func:`resdecay_lib.nn.probe.measure` then runs the batch again with
-    ``copy_states``, which copies each state). An inference tensor, which has no version
-    counter, is copied.
+    rounding of it). A model that changes it in place before the next hooked module runs makes
+    :meth:`put` raise :class:`StreamChangedInPlace` instead of measuring the changed values
+    (:func:`resdecay_lib.nn.probe.measure` then runs the batch again with ``copy_states``, which
+    copies each state), caught two ways: by its version counter, before any sum (an in-place
+    operation on the tensor or a view of it), and by its values, when the next state reads it
+    (its per-token sum and squared norm, summed again in the same order, must equal the ones
+    recorded bit for bit; a write through ``.data``, through a NumPy alias or through another
+    tensor on its storage does not move the version counter). An inference tensor, which has no
+    version counter, is copied.
 
     On the CPU the sums are NumPy ``vecdot`` loops over chunks of rows small enough to stay in
     cache (:data:`_CHUNK_VALUES`), on the calling thread: each state is read from memory twice
     (as the current state, then as the previous one) and never written back. Whole-state passes
     read it once per sum, and splitting the tokens over a second thread was slower here
     (benchmarks/bench_probe.py, Intel Xeon, 2 threads: a median 1.19 plain forwards with two
-    threads and whole-state float64 buffers, 1.07-1.09 with this loop), since the forward's own
+    threads and whole-state float64 buffers, 1.07-1.08 with this loop), since the forward's own
     threads wait on the hook either way. On another device, torch's float64 reductions there, by
     the same formulas. The states must arrive in stream order (every Pre-LN, Post-LN or Hugging
     Face stack runs its blocks in order)."""
@@ -232,8 +246,7 @@ class SumSink:
             raise ValueError(f"the stream changes shape between hooked modules: "
                              f"{self.shape} then {tuple(x.shape)} at position {slot}")
         if slot > 0 and self._prev_version is not None and self._prev._version != self._prev_version:
-            raise StreamChangedInPlace(f"the model changed the stream of position {slot - 1} in place before "
-                                       f"position {slot} ran; measure with copy_states=True")
+            raise StreamChangedInPlace(_CHANGED.format(a=slot - 1, b=slot))
         D = x.shape[-1]
         a = x.to(torch.float32).reshape(-1, D)
         if a.device.type == "cpu" and self.use_numpy:
@@ -255,6 +268,7 @@ class SumSink:
         """s and q of the state into self.s/self.q; returns c (for slot 0: e_0)."""
         N, first = a32.shape[0], slot == 0
         prev = None if first else self._prev.numpy()
+        s_prev, q_prev = (None, None) if first else (self.s[slot - 1], self.q[slot - 1])
         s, q, c = np.empty(N), np.empty(N), np.empty(N)
         rows_, ones = max(1, _CHUNK_VALUES // D), np.ones(D)
         A64, P64 = np.empty((rows_, D)), np.empty((rows_, D))
@@ -269,6 +283,9 @@ class SumSink:
                 np.vecdot(P, P, out=c[lo:hi])
             else:
                 np.copyto(P, prev[lo:hi])
+                if not (np.array_equal(np.vecdot(P, ones), s_prev[lo:hi], equal_nan=True)
+                        and np.array_equal(np.vecdot(P, P), q_prev[lo:hi], equal_nan=True)):
+                    raise StreamChangedInPlace(_CHANGED.format(a=slot - 1, b=slot))
                 np.vecdot(A, P, out=c[lo:hi])
         self.s[slot], self.q[slot] = s, q
         return c
@@ -279,7 +296,10 @@ class SumSink:
         if slot == 0:
             u = a - (s / D)[:, None]
             return (u * u).sum(-1)
-        return (a * self._prev.to(a.device, torch.float64)).sum(-1)
+        prev = self._prev.to(a.device, torch.float64)
+        if not (_same_bits(prev.sum(-1), self.s[slot - 1]) and _same_bits((prev * prev).sum(-1), self.q[slot - 1])):
+            raise StreamChangedInPlace(_CHANGED.format(a=slot - 1, b=slot))
+        return (a * prev).sum(-1)
 
     def _finish(self, slot, c, D):
         """c (or e_0 at slot 0) into the sums: dd and e from the identity."""
@@ -296,8 +316,8 @@ class SumSink:
         return stack(self.s), stack(self.q), stack(self.c), stack(self.e), self.shape
 
 
-#: the float64 values of a chunk of rows in :meth:`SumSink._put_numpy`: the chunk stays in a
-#: core's L2 cache (256 KiB) while its sums read it
+#: the float64 values of a chunk of rows in :meth:`SumSink._sums_numpy`: its two chunk buffers
+#: (256 KiB each, 512 KiB together) stay in a core's L2 cache (2 MiB here) while the sums read them
 _CHUNK_VALUES = 32 * 1024
 
 

@@ -197,7 +197,9 @@ class Exponent:
         return f"{self.level:.0%} {kind} over {self.n} {self.over}"
 
     def __str__(self):
-        iv = f" [{self.lo:.3f}, {self.hi:.3f}] ({self.how})" if self.lo is not None and self.hi is not None else ""
+        kind = "bootstrap" if self.over == "sequences" else "t interval"
+        iv = (f" [{self.lo:.3f}, {self.hi:.3f}] ({self.level:.0%} {kind} over {self.n} {self.over})"
+              if self.lo is not None and self.hi is not None else "")
         why = f", rho = {self.rho:.2f}" if self.rho is not None else ""
         return (f"exponent {self.exponent:.3f}{iv} over k = {self.k_min}..{self.k_max}; the theorem's "
                 f"{self.reference:.3f} ({self.convention} convention{why}): {self.reading}")

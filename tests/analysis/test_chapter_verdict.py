@@ -51,13 +51,14 @@ def test_ledger_row_shows_the_label_and_the_numbers_or_a_dash():
 def test_carried_words_say_how_many_rules_were_carried_and_through_which_commits():
     assert str(V.carried_words({})) == "No rule was carried from an earlier registration."
     assert str(V.carried_words({"claim-a": ()})) == "No rule was carried from an earlier registration."
-    one = str(V.carried_words({"claim-a": ("acabc8c" + "0" * 33,)}))
-    assert one.startswith("1 rule was carried from an earlier registration (through `acabc8c`, oldest first)")
-    assert "its rule and every value it reads" in one
-    two = str(V.carried_words({"claim-a": ("b" * 40,), "claim-b": ("b" * 40, "a" * 40)}))
-    assert two.startswith("2 rules were carried from an earlier registration (through `aaaaaaa`, `bbbbbbb`, "
-                          "oldest first)")
-    assert "their rules and every value they read" in two
+    one = str(V.carried_words({"claim-a": (("acabc8c" + "0" * 33, "2026-12-05T14:00:00+00:00"),)}))
+    assert one.startswith("1 rule was carried from an earlier registration (through `acabc8c`, in the order committed)")
+    assert "its verdict, every value it reads and its verdict" in one
+    late, early = ("b" * 40, "2026-12-05T15:00:00+00:00"), ("c" * 40, "2026-12-05T14:00:00+00:00")
+    two = str(V.carried_words({"claim-a": (late,), "claim-b": (late, early)}))
+    assert two.startswith("2 rules were carried from an earlier registration (through `ccccccc`, `bbbbbbb`, "
+                          "in the order committed)")
+    assert "their verdicts, every value they read and their verdicts" in two
 
 
 def test_labels_words_counts_each_label_and_names_the_confirmatory():

@@ -211,12 +211,13 @@ def test_the_recorded_history_matches_git_where_the_history_is_there():
         claims = json.loads(_git("show", f"{sha}:{reg_file}").stdout or "{}").get("claims", {})
         for cid, d in claims.items():
             held.setdefault((cid, d.get("fingerprint")), (sha, when))
-    carries = read_carries(ROOT)
+    carries, order = read_carries(ROOT), {sha: i for i, (sha, _) in enumerate(versions)}
     for cid, rule in h["rules"].items():
         fps = chain(cid, rule["fingerprint"], carries)      # the current one, then each it carries back to
-        assert held.get((cid, fps[-1])) == (rule["commit"], rule["committed"]), cid
+        earliest = min((held[cid, fp] for fp in fps), key=lambda v: order[v[0]])
+        assert earliest == (rule["commit"], rule["committed"]), cid
         assert [(c["fingerprint"], c["commit"], c["committed"]) for c in rule["carried"]] == [
-            (fp, *held[cid, fp]) for fp in fps[:-1]], cid
+            (fp, *held[cid, fp]) for fp in fps if held[cid, fp] != earliest], cid
     marks = {r["commit"] for r in h["rules"].values()} | {
         h["data"][p]["commit"] for p in h["data"] if p.startswith("results/predictions/")}
     for path, d in h["data"].items():
@@ -225,6 +226,21 @@ def test_the_recorded_history_matches_git_where_the_history_is_there():
         after = sorted(m for m in marks if m != d["commit"]
                        and _git("merge-base", "--is-ancestor", m, d["commit"]).returncode == 0)
         assert after == d["after"], path
+
+
+def test_the_tool_refuses_a_carry_that_was_not_committed_with_its_registry():
+    import sys
+    if not (ROOT / ".git").exists() or _git("rev-parse", "--is-shallow-repository").stdout.strip() == "true":
+        pytest.skip("no full git history here: tools/history.py needs it")
+    sys.path.insert(0, str(ROOT / "tools"))
+    import history as tool          # tools/history.py
+    reg = preregistration.read_registry(ROOT)
+    cid = "claim-depth-cost"                    # never carried: a hand-made carry to its fingerprint is refused
+    fp = reg["claims"][cid]["fingerprint"]
+    older = "f0f9ba6819653438"                  # its fingerprint in the first registry, 775c00d
+    forged = [{"why": "by hand", "claims": {cid: {"from": older, "to": fp, "n_values": 1}}}]
+    with pytest.raises(tool.HistoryError, match="is not in results/reregistrations.json at"):
+        tool.rule_commits({"claims": {cid: {"fingerprint": fp}}}, forged)
 
 
 def test_the_tool_refuses_a_fingerprint_no_commit_holds_and_an_uncommitted_file():

@@ -200,6 +200,24 @@ def test_sum_sink_holding_its_states_refuses_one_changed_in_place(use_numpy, mon
         sink.put(2, x[2].clone())
 
 
+@pytest.mark.parametrize("use_numpy", [True, False], ids=["numpy-on-cpu", "torch-as-on-a-gpu"])
+def test_sum_sink_sees_a_held_state_changed_where_its_version_does_not_move(use_numpy, monkeypatch):
+    """A write through ``.data`` (or a NumPy alias) does not move the version counter: the held
+    state's sums, read again when the next state comes, must equal the recorded ones."""
+    from resdecay_lib.nn.hooks import StreamChangedInPlace, SumSink
+    monkeypatch.setattr(SumSink, "use_numpy", use_numpy)
+    x = _cumulative_states(3)
+    sink = SumSink(3)
+    sink.put(0, x[0].clone())
+    state1 = x[1].clone()
+    sink.put(1, state1)
+    version = state1._version
+    state1.data[0, 0, 0] += 1.0                 # one coordinate of one token
+    assert state1._version == version           # unseen by the version counter
+    with pytest.raises(StreamChangedInPlace, match="position 1 in place before position 2"):
+        sink.put(2, x[2].clone())
+
+
 def test_sum_sink_takes_states_in_stream_order_only():
     from resdecay_lib.nn.hooks import SumSink
     sink = SumSink(3)

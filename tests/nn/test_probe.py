@@ -57,24 +57,25 @@ def test_metrics_only_measure_equals_the_stacked_computation_to_1e_10_relative(u
 
 
 class _WritesIntoItsInput(nn.Module):
-    """A block that halves its input in place after reading it (x += ... style code does this)."""
+    """A block that halves its input in place after reading it (x += ... style code does this),
+    through the tensor or through ``.data`` (which its version counter does not see)."""
 
-    def __init__(self, d):
+    def __init__(self, d, through_data=False):
         super().__init__()
-        self.lin = nn.Linear(d, d)
+        self.lin, self.through_data = nn.Linear(d, d), through_data
 
     def forward(self, x):
         y = x + self.lin(x)
-        x.mul_(0.5)
+        (x.data if self.through_data else x).mul_(0.5)
         return y
 
 
 class _InPlaceStack(nn.Module):
-    def __init__(self, d=8, vocab=11, L=3):
+    def __init__(self, d=8, vocab=11, L=3, through_data=False):
         super().__init__()
         torch.manual_seed(0)
         self.emb = nn.Embedding(vocab, d)
-        self.blocks = nn.ModuleList(_WritesIntoItsInput(d) for _ in range(L))
+        self.blocks = nn.ModuleList(_WritesIntoItsInput(d, through_data) for _ in range(L))
 
     def forward(self, idx):
         x = self.emb(idx)
@@ -83,10 +84,12 @@ class _InPlaceStack(nn.Module):
         return x
 
 
-def test_metrics_only_measure_of_a_model_that_changes_its_stream_in_place_equals_the_stacked_one():
+@pytest.mark.parametrize("through_data", [False, True], ids=["in-place", "through-data"])
+def test_metrics_only_measure_of_a_model_that_changes_its_stream_in_place_equals_the_stacked_one(through_data):
     """The sink holds each state without copying it; a model that writes into a held state is
-    caught by its version and measured again with copies, so the metrics are still the stream's."""
-    model = _InPlaceStack().eval()
+    caught (by its version, or by its sums when the version does not move) and measured again
+    with copies, so the metrics are still the stream's."""
+    model = _InPlaceStack(through_data=through_data).eval()
     x = torch.randint(0, 11, (5, 6), generator=torch.Generator().manual_seed(1))
     stream, full = probe.measure(model, x, batch_size=2)
     _, fast = probe.measure(model, x, batch_size=2, keep_stream=False)

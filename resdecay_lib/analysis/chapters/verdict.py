@@ -168,22 +168,22 @@ def change_words(claim_id: str, before: str | None, now: str, why: str | None) -
 
 
 def carried_words(carried) -> Words:
-    """What the registry's carries did: ``carried`` {claim id: (the commits of the later
-    registrations its rule was carried through, newest first)}, from ``book.history.labels``;
-    the claims with none are left out (``book.carries``)."""
+    """What the registry's carries did: ``carried`` {claim id: ((commit, committed), ...)}, the
+    later registrations its rule was carried through (``results/history.json``'s ``carried``);
+    the claims with none are left out (``book.carries``). The commits are named in the order
+    they were committed."""
     carried = {k: tuple(v) for k, v in dict(carried).items() if v}
     if not carried:
         return Words("No rule was carried from an earlier registration.")
-    commits = []                       # oldest first: each claim's chain is newest first
-    for chain in sorted(carried.values(), key=len, reverse=True):
-        commits += [c[:7] for c in reversed(chain) if c[:7] not in commits]
+    commits = [c[:7] for c, _ in sorted({(c, t) for v in carried.values() for c, t in v}, key=lambda ct: (ct[1], ct[0]))]
     n = len(carried)
     return Words(f"{n} {'rule was' if n == 1 else 'rules were'} carried from an earlier "
-                 f"registration (through {', '.join(f'`{c}`' for c in commits)}, oldest first): a change of the code that computes "
-                 f"{'its' if n == 1 else 'their'} evidence moved {'its fingerprint' if n == 1 else 'their fingerprints'}, "
-                 f"while {'its rule and every value it reads' if n == 1 else 'their rules and every value they read'} "
-                 f"(each part, on every seed set, glued by the chapters executed with the new code) stayed bit for "
-                 f"bit the same (`results/reregistrations.json`). A carried rule keeps the commit of its first "
+                 f"registration (through {', '.join(f'`{c}`' for c in commits)}, in the order committed): a change "
+                 f"of the code that computes {'its' if n == 1 else 'their'} evidence moved "
+                 f"{'its fingerprint' if n == 1 else 'their fingerprints'}, while what decides "
+                 f"{'its verdict, every value it reads and its verdict' if n == 1 else 'their verdicts, every value they read and their verdicts'} "
+                 f"(each part, on every seed set, the code now against the registered code) stayed bit for bit "
+                 f"the same (`results/reregistrations.json`). A carried rule keeps the commit of its first "
                  f"registration, which its label is computed against.")
 
 
@@ -291,7 +291,7 @@ class VerdictResult:
     history_stale: what ``results/history.json`` lacks against the files and registry stored
     (``book.history.stale``; every list empty: current); power: the confirmatory round's power for
     claim-depth-cost (:func:`power_rows`), at ``power_level``; carried: {claim id: the later
-    registrations its rule was carried through} (:func:`carried_words`)."""
+    registrations its rule was carried through, (commit, committed) each} (:func:`carried_words`)."""
     claims: tuple
     n_evidence: int
     summary: Words
@@ -407,7 +407,8 @@ def chapter(root) -> VerdictResult:
                                                  len(E.SEED_SETS[E.CONFIRMATORY_SET]), training_claims.GAP_LEVEL,
                                                  ledger.DEPTH_GAP_MARGIN)),
         power_level=training_claims.GAP_LEVEL,
-        carried={cid: lab.carried for cid, lab in found.items() if lab.carried})
+        carried={cid: tuple((c["commit"], c["committed"]) for c in recorded["rules"][cid].get("carried", ()))
+                 for cid in found})
 
 
 @dataclass(frozen=True)
