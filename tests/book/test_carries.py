@@ -151,3 +151,40 @@ def test_the_recorded_carries_are_well_formed_and_name_ledger_claims(tmp_path):
     (tmp_path / C.CARRIES).write_text('{"carries": [{"why": "", "claims": {}}]}')
     with pytest.raises(ValueError, match=r"carries\[0\] must hold 'why'"):
         C.read_carries(tmp_path)
+
+
+def test_the_carry_tools_verdict_script_gives_the_ledgers_verdicts_and_decisions():
+    """tools/preregister.py runs one script in the registered commit's checkout and in this one:
+    on the stored chapters it must give the ledger's verdicts, all seeds and each seed set, and
+    each claim's decision_text."""
+    import sys
+    from resdecay_lib.book import ledger, preregistration
+    from resdecay_lib.book.notebooks import read_evidence
+    sys.path.insert(0, str(ROOT / "tools"))
+    import preregister as tool          # tools/preregister.py
+    got = tool.decided(ROOT, ROOT / "chapters")
+    ev = read_evidence(ROOT / "chapters")
+    for s in (None, *E.SEED_SETS):
+        for c, v in ledger.evaluate(ev, seed_set=s):
+            assert got[c.id]["verdicts"]["all" if s is None else s] == [v.word, v.reason], (c.id, s)
+    assert {c.id: got[c.id]["decision"] for c in CLAIMS} == {
+        c.id: C.decision_text(c, preregistration.code_fingerprint) for c in CLAIMS}
+
+
+def test_the_carry_tool_compares_every_code_cells_outputs_but_images(tmp_path):
+    import json
+    import sys
+    sys.path.insert(0, str(ROOT / "tools"))
+    import preregister as tool
+    cell = {"cell_type": "code", "outputs": [
+        {"output_type": "stream", "name": "stdout", "text": ["a line\n"]},
+        {"output_type": "display_data", "data": {"text/plain": "x", "image/png": "AAAA"}, "metadata": {}}]}
+    nb = tmp_path / "n.ipynb"
+    nb.write_text(json.dumps({"cells": [cell, {"cell_type": "markdown", "source": "t"}]}))
+    before = tool._outputs(nb)
+    cell["outputs"][1]["data"]["image/png"] = "BBBB"          # an image: nbval leaves it out too
+    nb.write_text(json.dumps({"cells": [cell]}))
+    assert tool._outputs(nb) == before
+    cell["outputs"][0]["text"] = ["another line\n"]
+    nb.write_text(json.dumps({"cells": [cell]}))
+    assert tool._outputs(nb) != before
