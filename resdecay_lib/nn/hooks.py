@@ -223,7 +223,8 @@ class SumSink:
     (as the current state, then as the previous one) and never written back. Whole-state passes
     read it once per sum, and splitting the tokens over a second thread was slower here
     (benchmarks/bench_probe.py, Intel Xeon, 2 threads: a median 1.19 plain forwards with two
-    threads and whole-state float64 buffers, 1.07-1.08 with this loop), since the forward's own
+    threads and whole-state float64 buffers, 1.07-1.11 with this loop and its check of the held
+    state), since the forward's own
     threads wait on the hook either way. On another device, torch's float64 reductions there, by
     the same formulas. The states must arrive in stream order (every Pre-LN, Post-LN or Hugging
     Face stack runs its blocks in order)."""
