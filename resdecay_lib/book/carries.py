@@ -38,8 +38,12 @@ computed by the new code only, which is the code the chapters run; the registrat
 labelled against is the old one because the new code gave the old code's numbers and verdicts
 on every datum there was.
 
-``tools/history.py`` follows the carries from each claim's current fingerprint back to its
-first registration (:func:`chain`) and records the chain in ``results/history.json``.
+``tools/history.py`` follows the carries from each claim's current fingerprint back (:func:`chain`),
+trusts each link only as committed with the registry that first holds its new fingerprint over
+a registry that held the old one, dates the rule from the earliest registration of the chain and
+records the chain in ``results/history.json``. (Carry 1, ``acabc8c``, was checked before
+conditions 1 and 3 and the comparison of all glued values were added: its record holds the
+evidence comparison alone.)
 """
 from __future__ import annotations
 
