@@ -24,7 +24,7 @@ from ..checks import check_out_dir, check_out_file, cli_int, one_line
 from ..nn.device import manual_seed_all, pin_threads
 from ..nn import pretrained
 from ..training.data import CorpusUnavailable, cache_folder
-from ..training.store import code_version, library_versions, machine, write_json_atomic
+from ..training.store import measurement_provenance, write_json_atomic
 
 __all__ = ["SEED", "SECTIONS", "register_cli"]
 
@@ -35,20 +35,18 @@ SEED = 0
 SECTIONS = ("stream",)
 
 
-def _provenance(start: float, threads: int) -> dict:
-    return {"code_version": code_version(), "wall_s": round(time.time() - start, 1), "threads": threads,
-            "library_versions": library_versions(), **machine("cpu"),
-            # the windows are equal segments of the text (pretrained.sample_inputs): no draw;
-            # the bootstrap intervals are drawn later, by the analysis, from its own seeds
-            "seeds": {"global_generators": SEED, "sampling": None, "bootstrap": None}}
+#: what a record says was drawn: the windows are equal segments of the text
+#: (pretrained.sample_inputs), no draw; the bootstrap intervals are drawn later, by the analysis,
+#: from its own seeds
+SEEDS = {"global_generators": SEED, "sampling": None, "bootstrap": None}
 
 
-def _stream_section(pre, model: str, text: str, n_seq: int, n_tokens: int, threads: int) -> dict:
+def _stream_section(pre, model: str, text: str, n_seq: int, n_tokens: int) -> dict:
     """The record's ``stream`` section (:data:`STREAM_FIELDS` of ``measure_stream``) with its provenance."""
     start = time.time()
     manual_seed_all(SEED)
     st = measure_stream(pre, text, n_seq, n_tokens, round_trip=ROUND_TRIPS.get(model))
-    return {**{k: st[k] for k in STREAM_FIELDS if k in st}, "provenance": _provenance(start, threads)}
+    return {**{k: st[k] for k in STREAM_FIELDS if k in st}, "provenance": measurement_provenance(start, SEEDS)}
 
 
 def _run(args) -> int:
@@ -118,7 +116,7 @@ def _run(args) -> int:
             if args.only is not None:
                 print(f"{args.model} on {t}: measuring the {args.only} section", flush=True)
                 rec = records[t]
-                rec[args.only] = _stream_section(pre, args.model, todo[t], n_seq, n_tokens, threads)
+                rec[args.only] = _stream_section(pre, args.model, todo[t], n_seq, n_tokens)
                 wall = rec[args.only]["provenance"]["wall_s"]
             else:
                 start = time.time()
@@ -126,8 +124,8 @@ def _run(args) -> int:
                 print(f"{args.model} on {t}: measuring (skip costs"
                       f"{', pruning curves' if t == args.prune_text else ''}, the stream section)", flush=True)
                 rec = measure_model(pre, todo[t], n_seq, n_tokens, prune=(t == args.prune_text), progress=True)
-                rec.update(text=t, provenance=_provenance(start, threads))
-                rec["stream"] = _stream_section(pre, args.model, todo[t], n_seq, n_tokens, threads)
+                rec.update(text=t, provenance=measurement_provenance(start, SEEDS))
+                rec["stream"] = _stream_section(pre, args.model, todo[t], n_seq, n_tokens)
                 wall = rec["provenance"]["wall_s"] + rec["stream"]["provenance"]["wall_s"]
         except ValueError as exc:            # e.g. a text too short for --n-seq x --n-tokens
             print(f"depth-cost: {args.model} on {t}: {one_line(exc)}", file=sys.stderr)

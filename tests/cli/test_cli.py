@@ -161,9 +161,10 @@ def test_depth_cost_records_carry_the_device_cpu_capability_and_seeds(tmp_path, 
     rec = json.loads((tmp_path / "smollm2-135m__pydoc.json").read_text())
     for prov in (rec["provenance"], rec["stream"]["provenance"]):    # the record's and its stream section's
         for key in ("code_version", "library_versions", "wall_s", "threads", "device", "cpu_model", "cpu_capability",
-                    "seeds"):
+                    "seeds", "peak_rss_mib"):
             assert key in prov, key
-        assert prov["seeds"]["global_generators"] == depth_cost.SEED
+        assert prov["seeds"]["global_generators"] == depth_cost.SEED and prov["threads"] == 1
+        assert prov["peak_rss_mib"] > 0
     assert rec["stream"]["sublayer_omega_sq"] == [[0.5]] and "change" not in rec["stream"]
 
 
