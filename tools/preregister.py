@@ -17,9 +17,9 @@ as make book does; the stored outputs are not touched), reads the evidence the c
 there and the evidence committed at HEAD (the old code's), computes every claim's decision and
 verdicts (all seeds and each seed set) with the library of the registry's recorded commit (a git
 worktree) on the committed evidence and with the code now on the new, and records the carry in
-results/reregistrations.json, with how many of all the values the chapters glue (words, tables
-and figures' data too), and of all their code cells' outputs as nbval compares them, differ from
-the committed ones (a printed line that differs moves no verdict, but its chapter must be
+results/reregistrations.json, with how many of all the chapters' code cells' outputs, compared
+as nbval compares them (every glued value, words, tables and figures' data among them), differ
+from the committed ones (a printed line that differs moves no verdict, but its chapter must be
 re-executed before nbval passes). It refuses, writing nothing, when the
 registry or the carries file differ from HEAD, or when any moved claim's rule, decision, evidence
 value or verdict differs (register it afresh, without --carry).
@@ -72,19 +72,6 @@ def executed_evidence(jobs: int = 2) -> tuple[dict, list[str]]:
             if rc:
                 raise SystemExit(f"{name} failed with the code now (exit {rc}):\n{err}")
     return read_evidence(book / "chapters"), order
-
-
-def all_glued_differences(executed, committed: pathlib.Path) -> tuple[int, list[str]]:
-    """Every value the executed chapters glue (evidence or not: words, tables, figures' data)
-    against the committed chapters' in ``committed`` (tools/glued.py's reading): how many, and
-    which differ."""
-    import glued
-    book, n, differ = ROOT / "_build" / "executed", 0, []
-    for name in executed:
-        a, b = glued.glued(committed / pathlib.Path(name).name), glued.glued(book / name)
-        n += len(set(a) | set(b))
-        differ += [f"{name}:{k}" for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)]
-    return n, differ
 
 
 #: run by the old checkout and by the new: every claim's decision (book.carries.decision_text,
@@ -181,12 +168,10 @@ def carry(old: dict, fps: dict, rule_fps: dict, why: str) -> dict | None:
         git("worktree", "remove", "--force", str(worktree))
     new_decided = decided(ROOT, ROOT / "_build" / "executed" / "chapters")
     found = C.check_carry(ledger.CLAIMS, old, fps, rule_fps, before, after, old_decided, new_decided)
-    n_glued, glued_differ = all_glued_differences(executed, before_dir)
     n_cells, cells_differ = all_output_differences(executed, before_dir)
     print(f"executed {len(executed)} chapters and read the verdicts of {old['commit']}'s code and of the code now in "
-          f"{time.perf_counter() - t0:.0f} s; of all {n_glued} values the chapters glue, {len(glued_differ)} differ "
-          f"from the committed ones {glued_differ[:5]}; of {n_cells} code cells' outputs, {len(cells_differ)} differ "
-          f"{cells_differ[:5]} (re-execute those chapters)")
+          f"{time.perf_counter() - t0:.0f} s; of {n_cells} code cells' outputs (every glued value among them), "
+          f"{len(cells_differ)} differ from the committed ones {cells_differ[:5]} (re-execute those chapters)")
     for cid, why_not in found["refused"].items():
         print(f"  REFUSED {cid}: {why_not}", file=sys.stderr)
     for cid, v in found["carry"].items():
@@ -196,8 +181,7 @@ def carry(old: dict, fps: dict, rule_fps: dict, why: str) -> dict | None:
         return None
     head = git("rev-parse", "--short", "HEAD").stdout.strip()
     return {"why": why, "commit_before": old.get("commit"), "code": f"git:{head} and the working tree's changes",
-            "checked_utc": now(), "executed": executed, "glued_values_compared": n_glued,
-            "glued_values_differ": glued_differ, "cells_compared": n_cells, "cells_differ": cells_differ,
+            "checked_utc": now(), "executed": executed, "cells_compared": n_cells, "cells_differ": cells_differ,
             "verdicts_compared": sorted(next(iter(new_decided.values()))["verdicts"]),
             "claims": found["carry"]}
 

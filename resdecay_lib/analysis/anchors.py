@@ -514,7 +514,7 @@ def sublayer_cosine_sums(tensor, mask) -> dict:
         raise ValueError(f"tensor must be [2L+1, B, T, D] and mask [B, T], got {tuple(x.shape)} and {tuple(keep.shape)}")
     from ..nn.hooks import SublayerStream
     stream = SublayerStream(x)
-    h, mid, post = (stream.points(p) for p in ("hook_resid_pre", "hook_resid_mid", "hook_resid_post"))
+    h, mid, post = stream.block_inputs[:-1], stream.after_attention, stream.after_mlp
     out = {}
     for name, (u, v) in {"att": (mid - h, h), "mlp": (post - mid, mid), "layer": (post - h, h)}.items():
         out[name] = _cos_token(u, v)[:, keep].sum(-1).numpy()

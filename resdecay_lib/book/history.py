@@ -212,7 +212,8 @@ class Label:
     n_before: int
     earliest: tuple | None
     predictions: tuple
-    #: the later registrations a carry dated from ``rule_commit`` (resdecay_lib.book.carries), newest first
+    #: the later registrations a carry dated from ``rule_commit`` (resdecay_lib.book.carries), newest
+    #: first, each (commit, committed)
     carried: tuple = ()
 
 
@@ -262,7 +263,7 @@ def _label(claim: Claim, history, registry, seed_set) -> Label:
         raise ValueError(f"results/history.json records {claim.id}'s rule at fingerprint {rule['fingerprint']}, the "
                          f"registry holds {show(reg[claim.id].get('fingerprint'))}: re-run python tools/history.py")
     data = history["data"]
-    carried = tuple(c["commit"] for c in rule.get("carried", ()))
+    carried = tuple((c["commit"], c["committed"]) for c in rule.get("carried", ()))
     found = data_paths(claim, registry, data, seed_set)
     preds = data_paths(claim, registry, data, seed_set, PREDICTIONS)
     pats = patterns(claim, registry, seed_set)

@@ -25,6 +25,7 @@ from ..checks import cli_int as _cli_int
 from ..nn.device import resolve_device
 from ..nn.pretrained import PACKAGED, UNKNOWN_MODEL, MissingPackage, load, model_cache_dir, sample_inputs
 from ..nn.probe import exponent, measure
+from ..training.runs import exponent_lines
 
 __all__ = ["register_cli"]
 
@@ -50,14 +51,8 @@ def _print_exponent(ch, stream, mask) -> None:
     except ValueError as exc:
         print(f"fit: none ({one_line(exc)})")
         return
-    iv = (f" [{e.lo:.3f}, {e.hi:.3f}] ({e.how})"
-          if e.lo is not None and e.hi is not None else " (one sequence: no interval)")
-    print(f"fit: change ~ k^{e.exponent:.3f}{iv}, k = {e.k_min}..{e.k_max}")
-    why = ("at least half a block output's: the embedding counts as a summand" if e.embedding_counted
-           else "below half a block output's: the seed's convention")
-    print(f"theorem: k^{e.reference:.3f} over the same k, {e.convention} convention (rho = {e.rho:.2f}, "
-          f"the embedding's variance {why})")
-    print(f"reading: {e.reading}")
+    for line in exponent_lines(e):
+        print(line)
 
 
 def _stem(model: str) -> str:

@@ -39,7 +39,6 @@ and :func:`resdecay_lib.analysis.pruning.removal_costs` (sets of blocks, Chapter
 """
 from __future__ import annotations
 
-
 from collections.abc import Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -224,10 +223,9 @@ class SumSink:
     read it once per sum, and splitting the tokens over a second thread was slower here
     (benchmarks/bench_probe.py, Intel Xeon, 2 threads: a median 1.19 plain forwards with two
     threads and whole-state float64 buffers, 1.07-1.11 with this loop and its check of the held
-    state), since the forward's own
-    threads wait on the hook either way. On another device, torch's float64 reductions there, by
-    the same formulas. The states must arrive in stream order (every Pre-LN, Post-LN or Hugging
-    Face stack runs its blocks in order)."""
+    state), since the forward's own threads wait on the hook either way. On another device,
+    torch's float64 reductions there, by the same formulas. The states must arrive in stream
+    order (every Pre-LN, Post-LN or Hugging Face stack runs its blocks in order)."""
 
     #: NumPy's loops for CPU tensors (False: torch's reductions, as on a GPU; the tests read both)
     use_numpy = True
@@ -422,16 +420,6 @@ class SublayerStream:
     @property
     def n_blocks(self) -> int:
         return (self.tensor.shape[0] - 1) // 2
-
-    def points(self, name: str) -> torch.Tensor:
-        """Every block's stream at one kind of hook point, stacked in block order: ``name``
-        "hook_resid_pre" [L] (entering each block), "hook_resid_mid" [L] (after its attention
-        step) or "hook_resid_post" [L] (after its MLP step); views of ``tensor``."""
-        where = {"hook_resid_pre": slice(0, -1, 2), "hook_resid_mid": slice(1, None, 2),
-                 "hook_resid_post": slice(2, None, 2)}
-        if name not in where:
-            raise KeyError(f"name must be one of {sorted(where)}, got {name!r}")
-        return self.tensor[where[name]]
 
     @property
     def block_inputs(self) -> torch.Tensor:

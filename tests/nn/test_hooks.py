@@ -271,11 +271,9 @@ def test_steps_by_kind_refuses_an_odd_or_empty_number_of_steps(bad):
         steps_by_kind(bad)
 
 
-def test_a_sublayer_streams_points_are_its_named_hook_points_stacked():
+def test_a_sublayer_streams_named_views_are_its_hook_points_stacked():
     from resdecay_lib.nn.hooks import SublayerStream
     s = SublayerStream(torch.arange(5.0).reshape(5, 1, 1, 1))                 # L = 2: pre, mid, pre, mid, post
-    for name in ("hook_resid_pre", "hook_resid_mid", "hook_resid_post"):
-        stacked = torch.stack([s[f"blocks.{k}.{name}"] for k in range(2)])
-        assert torch.equal(s.points(name), stacked), name
-    with pytest.raises(KeyError, match="name must be one of"):
-        s.points("hook_attn_out")
+    for view, name in ((s.block_inputs[:-1], "hook_resid_pre"), (s.after_attention, "hook_resid_mid"),
+                       (s.after_mlp, "hook_resid_post")):
+        assert torch.equal(view, torch.stack([s[f"blocks.{k}.{name}"] for k in range(2)])), name

@@ -169,7 +169,7 @@ def change_words(claim_id: str, before: str | None, now: str, why: str | None) -
 
 def carried_words(carried) -> Words:
     """What the registry's carries did: ``carried`` {claim id: ((commit, committed), ...)}, the
-    later registrations its rule was carried through (``results/history.json``'s ``carried``);
+    later registrations its rule was carried through (``book.history.Label.carried``);
     the claims with none are left out (``book.carries``). The commits are named in the order
     they were committed."""
     carried = {k: tuple(v) for k, v in dict(carried).items() if v}
@@ -407,8 +407,7 @@ def chapter(root) -> VerdictResult:
                                                  len(E.SEED_SETS[E.CONFIRMATORY_SET]), training_claims.GAP_LEVEL,
                                                  ledger.DEPTH_GAP_MARGIN)),
         power_level=training_claims.GAP_LEVEL,
-        carried={cid: tuple((c["commit"], c["committed"]) for c in recorded["rules"][cid].get("carried", ()))
-                 for cid in found})
+        carried={cid: lab.carried for cid, lab in found.items()})
 
 
 @dataclass(frozen=True)
