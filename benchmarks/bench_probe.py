@@ -17,7 +17,8 @@ median over rounds is printed with the spread (min, quartiles, max). The metrics
 passes if its median ratio is at most 1.05 plain forwards; the script exits 1 otherwise.
 The first line names the machine: the CPU's model (resdecay_lib.training.store.cpu_model), the
 kernels torch runs on it (torch.backends.cpu.get_cpu_capability) and the threads, since the
-ratio depends on them (the hooks' float64 sums are memory-bound, the forward compute-bound).
+ratio depends on them (the hooks' float64 sums, one compiled loop per state, are memory-bound, the
+forward compute-bound).
 
     .venv/bin/python benchmarks/bench_probe.py [--repeats 15] [--threads 2]
 """

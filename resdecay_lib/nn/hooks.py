@@ -212,23 +212,24 @@ class SumSink:
     (:func:`resdecay_lib.nn.probe.measure` then runs the batch again with ``copy_states``, which
     copies each state), caught two ways: by its version counter, before any sum (an in-place
     operation on the tensor or a view of it), and by its values, when the next state reads it
-    (its per-token sum and squared norm, summed again in the same order, must equal the ones
-    recorded bit for bit; a write through ``.data``, through a NumPy alias or through another
-    tensor on its storage does not move the version counter). An inference tensor, which has no
-    version counter, is copied.
+    (its per-token sum and squared norm, summed again, must equal the ones recorded bit for bit;
+    a write through ``.data``, through a NumPy alias or through another tensor on its storage
+    does not move the version counter). An inference tensor, which has no version counter, is
+    copied.
 
-    On the CPU the sums are NumPy ``vecdot`` loops over chunks of rows small enough to stay in
-    cache (:data:`_CHUNK_VALUES`), on the calling thread: each state is read from memory twice
-    (as the current state, then as the previous one) and never written back. Whole-state passes
-    read it once per sum, and splitting the tokens over a second thread was slower here
-    (benchmarks/bench_probe.py, Intel Xeon, 2 threads: a median 1.19 plain forwards with two
-    threads and whole-state float64 buffers, 1.07-1.11 with this loop and its check of the held
-    state), since the forward's own threads wait on the hook either way. On another device,
-    torch's float64 reductions there, by the same formulas. The states must arrive in stream
-    order (every Pre-LN, Post-LN or Hugging Face stack runs its blocks in order)."""
+    On the CPU the sums are one compiled loop (:func:`_cpu_kernels`: numba, on the calling
+    thread): it reads each state twice, as the current state and then as the previous one, and
+    sums s, q and c of the current state together with the previous state's s and q (the check
+    above, in the same loop and so in the same order, which is what makes bit-for-bit equality
+    the right test). Passes over NumPy arrays read a state once per sum and cost about three
+    times as much (benchmarks/bench_probe.py, Intel Xeon, 2 threads: 1.07-1.11 plain forwards
+    with NumPy ``vecdot`` over cache-sized chunks). Without numba, and on another device,
+    torch's float64 reductions, by the same formulas. The states must arrive in stream order
+    (every Pre-LN, Post-LN or Hugging Face stack runs its blocks in order)."""
 
-    #: NumPy's loops for CPU tensors (False: torch's reductions, as on a GPU; the tests read both)
-    use_numpy = True
+    #: the compiled loop for CPU tensors when numba is there (False: torch's reductions, as on
+    #: a GPU; the tests read both)
+    use_kernel = True
 
     def __init__(self, n: int, copy_states: bool = False):
         self.n, self.next, self.shape, self.copy_states = n, 0, None, bool(copy_states)
@@ -248,8 +249,9 @@ class SumSink:
             raise StreamChangedInPlace(_CHANGED.format(a=slot - 1, b=slot))
         D = x.shape[-1]
         a = x.to(torch.float32).reshape(-1, D)
-        if a.device.type == "cpu" and self.use_numpy:
-            c = self._sums_numpy(slot, a.numpy(), D)
+        kernels = _cpu_kernels() if a.device.type == "cpu" and self.use_kernel else None
+        if kernels is not None:
+            c = self._sums_kernel(kernels, slot, a.numpy(), D)
         else:
             c = self._sums_torch(slot, a.double(), D)
         self._finish(slot, c, D)
@@ -263,29 +265,19 @@ class SumSink:
             version = None
         self._prev, self._prev_version = (a, version) if version is not None else (a.clone(), None)
 
-    def _sums_numpy(self, slot, a32, D):
+    def _sums_kernel(self, kernels, slot, a32, D):
         """s and q of the state into self.s/self.q; returns c (for slot 0: e_0)."""
+        token_sums, centred_sq = kernels
         N, first = a32.shape[0], slot == 0
-        prev = None if first else self._prev.numpy()
-        s_prev, q_prev = (None, None) if first else (self.s[slot - 1], self.q[slot - 1])
-        s, q, c = np.empty(N), np.empty(N), np.empty(N)
-        rows_, ones = max(1, _CHUNK_VALUES // D), np.ones(D)
-        A64, P64 = np.empty((rows_, D)), np.empty((rows_, D))
-        for lo in range(0, N, rows_):
-            hi = min(lo + rows_, N)
-            A, P = A64[:hi - lo], P64[:hi - lo]
-            np.copyto(A, a32[lo:hi])                          # float64, exact
-            sa = np.vecdot(A, ones, out=s[lo:hi])
-            np.vecdot(A, A, out=q[lo:hi])
-            if first:                                         # u_0 = x_1, centred directly
-                np.subtract(A, (sa / D)[:, None], out=P)
-                np.vecdot(P, P, out=c[lo:hi])
-            else:
-                np.copyto(P, prev[lo:hi])
-                if not (np.array_equal(np.vecdot(P, ones), s_prev[lo:hi], equal_nan=True)
-                        and np.array_equal(np.vecdot(P, P), q_prev[lo:hi], equal_nan=True)):
-                    raise StreamChangedInPlace(_CHANGED.format(a=slot - 1, b=slot))
-                np.vecdot(A, P, out=c[lo:hi])
+        s, q, c, s_prev, q_prev = (np.empty(N) for _ in range(5))
+        # the first state is its own "previous" one, so that its s and q come from the same loop
+        # as every later state's check of them
+        token_sums(a32, a32 if first else self._prev.numpy(), s, q, c, s_prev, q_prev)
+        if first:                                        # u_0 = x_1, centred directly
+            centred_sq(a32, s, c)
+        elif not (np.array_equal(s_prev, self.s[slot - 1], equal_nan=True)
+                  and np.array_equal(q_prev, self.q[slot - 1], equal_nan=True)):
+            raise StreamChangedInPlace(_CHANGED.format(a=slot - 1, b=slot))
         self.s[slot], self.q[slot] = s, q
         return c
 
@@ -315,9 +307,54 @@ class SumSink:
         return stack(self.s), stack(self.q), stack(self.c), stack(self.e), self.shape
 
 
-#: the float64 values of a chunk of rows in :meth:`SumSink._sums_numpy`: its two chunk buffers
-#: (256 KiB each, 512 KiB together) stay in a core's L2 cache (2 MiB here) while the sums read them
-_CHUNK_VALUES = 32 * 1024
+def _token_sums(a, p, s, q, c, s_prev, q_prev):
+    """Per row i of the float32 arrays a, p [N, D], in float64: s_i = sum_j a_ij, q_i = sum_j
+    a_ij^2, c_i = sum_j a_ij p_ij, and the same s and q of p (written into the float64 [N]
+    arrays). One pass over both arrays."""
+    N, D = a.shape
+    for i in range(N):
+        sa, qa, ca, sp, qp = 0.0, 0.0, 0.0, 0.0, 0.0
+        for j in range(D):
+            x, y = np.float64(a[i, j]), np.float64(p[i, j])
+            sa += x
+            qa += x * x
+            ca += x * y
+            sp += y
+            qp += y * y
+        s[i], q[i], c[i], s_prev[i], q_prev[i] = sa, qa, ca, sp, qp
+
+
+def _centred_sq(a, s, e):
+    """e_i = sum_j (a_ij - s_i / D)^2 per row of the float32 array a [N, D], in float64."""
+    N, D = a.shape
+    for i in range(N):
+        m, acc = s[i] / D, 0.0
+        for j in range(D):
+            u = np.float64(a[i, j]) - m
+            acc += u * u
+        e[i] = acc
+
+
+_KERNELS: list = []
+
+
+def _cpu_kernels():
+    """(token_sums, centred_sq) compiled by numba, or None when numba is not installed.
+
+    Compiled on first use and cached on disk (``cache=True``). ``fastmath`` allows only
+    reassociation and contraction, so that the loops are vectorised: the sums are then taken
+    in another order than NumPy's (a float64 rounding apart, as any two orders are), but NaN
+    and infinity propagate as they should, for the stream's finiteness check downstream; the
+    products, of float32 values, are exact either way."""
+    if not _KERNELS:
+        try:
+            import numba
+        except ImportError:
+            _KERNELS.append(None)
+        else:
+            jit = numba.njit(cache=True, nogil=True, fastmath={"reassoc", "contract"})
+            _KERNELS.append((jit(_token_sums), jit(_centred_sq)))
+    return _KERNELS[0]
 
 
 @accepts(model=_MODULE, exit_module=_MODULE_OR_NONE)

@@ -159,13 +159,12 @@ def _cumulative_states(L1=5):
     return (torch.randn(L1, 3, 4, 16, generator=g).cumsum(0) + 0.5).float()     # [L+1, B, T, D]
 
 
-@pytest.mark.parametrize("use_numpy", [True, False], ids=["numpy-on-cpu", "torch-as-on-a-gpu"])
-def test_sum_sink_gives_the_per_token_sums_and_the_summands_centred_squares(use_numpy, monkeypatch):
+@pytest.mark.parametrize("use_kernel", [True, False], ids=["kernel-on-cpu", "torch-as-on-a-gpu"])
+def test_sum_sink_gives_the_per_token_sums_and_the_summands_centred_squares(use_kernel, monkeypatch):
     import numpy as np
     from resdecay_lib.nn import hooks
     from resdecay_lib.nn.hooks import SumSink
-    monkeypatch.setattr(SumSink, "use_numpy", use_numpy)
-    monkeypatch.setattr(hooks, "_CHUNK_VALUES", 5 * 16)   # 12 tokens in chunks of 5, 5 and 2 rows
+    monkeypatch.setattr(SumSink, "use_kernel", use_kernel)
     x = _cumulative_states()
     sink = SumSink(5, copy_states=True)
     for k in range(5):
@@ -183,12 +182,12 @@ def test_sum_sink_gives_the_per_token_sums_and_the_summands_centred_squares(use_
     np.testing.assert_allclose(e, (u * u).sum(-1), rtol=1e-12, atol=0)
 
 
-@pytest.mark.parametrize("use_numpy", [True, False], ids=["numpy-on-cpu", "torch-as-on-a-gpu"])
-def test_sum_sink_holding_its_states_refuses_one_changed_in_place(use_numpy, monkeypatch):
+@pytest.mark.parametrize("use_kernel", [True, False], ids=["kernel-on-cpu", "torch-as-on-a-gpu"])
+def test_sum_sink_holding_its_states_refuses_one_changed_in_place(use_kernel, monkeypatch):
     """A held state (not copied) that the model changes before the next state arrives is caught
     by its version counter: the sums would read the changed values."""
     from resdecay_lib.nn.hooks import StreamChangedInPlace, SumSink
-    monkeypatch.setattr(SumSink, "use_numpy", use_numpy)
+    monkeypatch.setattr(SumSink, "use_kernel", use_kernel)
     x = _cumulative_states(3)
     sink = SumSink(3)
     state0, state1 = x[0].clone(), x[1].clone()
@@ -200,12 +199,12 @@ def test_sum_sink_holding_its_states_refuses_one_changed_in_place(use_numpy, mon
         sink.put(2, x[2].clone())
 
 
-@pytest.mark.parametrize("use_numpy", [True, False], ids=["numpy-on-cpu", "torch-as-on-a-gpu"])
-def test_sum_sink_sees_a_held_state_changed_where_its_version_does_not_move(use_numpy, monkeypatch):
+@pytest.mark.parametrize("use_kernel", [True, False], ids=["kernel-on-cpu", "torch-as-on-a-gpu"])
+def test_sum_sink_sees_a_held_state_changed_where_its_version_does_not_move(use_kernel, monkeypatch):
     """A write through ``.data`` (or a NumPy alias) does not move the version counter: the held
     state's sums, read again when the next state comes, must equal the recorded ones."""
     from resdecay_lib.nn.hooks import StreamChangedInPlace, SumSink
-    monkeypatch.setattr(SumSink, "use_numpy", use_numpy)
+    monkeypatch.setattr(SumSink, "use_kernel", use_kernel)
     x = _cumulative_states(3)
     sink = SumSink(3)
     sink.put(0, x[0].clone())
@@ -228,20 +227,45 @@ def test_sum_sink_takes_states_in_stream_order_only():
         sink.put(1, torch.randn(2, 3, 5))
 
 
-def test_metrics_only_measure_in_chunks_of_rows_equals_it_in_one_chunk(monkeypatch):
-    import dataclasses
+def test_sum_sink_compiled_loop_equals_torchs_reductions_and_never_refuses_an_unchanged_state():
+    """The compiled CPU loop and the torch path (as on a GPU) give the same sums to float64
+    rounding, on widths that do and do not fill a vector register; and the held state's check,
+    its sums taken again in the same loop, passes bit for bit on every state it holds."""
     import numpy as np
-    from resdecay_lib.nn import hooks, probe
-    model, x = build("pre_ln", **TINY).eval(), idx(B=4, T=8)
-    _, one = probe.measure(model, x, keep_stream=False)
-    monkeypatch.setattr(hooks, "_CHUNK_VALUES", 3 * TINY["d_model"])   # 32 tokens in chunks of 3 rows
-    _, three = probe.measure(model, x, keep_stream=False)
-    for f in dataclasses.fields(one):
-        a, b = getattr(one, f.name), getattr(three, f.name)
-        if isinstance(a, dict):
-            assert a.keys() == b.keys() and all(np.array_equal(a[m], b[m]) for m in a)
-        else:
-            np.testing.assert_array_equal(a, b)        # each token's sums are its own: bit for bit
+    from resdecay_lib.nn import hooks
+    from resdecay_lib.nn.hooks import SumSink
+    assert hooks._cpu_kernels() is not None          # numba is in requirements.txt
+    g = torch.Generator().manual_seed(1)
+    for D in (1, 3, 13, 64, 257):
+        x = (torch.randn(8, 2, 5, D, generator=g).cumsum(0) * 3.0 + 1.0).float()
+        sums = {}
+        for use_kernel in (True, False):
+            SumSink.use_kernel = use_kernel
+            try:
+                sink = SumSink(8)
+                for k in range(8):
+                    sink.put(k, x[k])                # held, unchanged: no refusal
+                sums[use_kernel] = sink.result()
+            finally:
+                SumSink.use_kernel = True
+        for a, b in zip(sums[True][:4], sums[False][:4]):
+            np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12 * D)
+
+
+def test_sum_sink_without_numba_sums_with_torch(monkeypatch):
+    import numpy as np
+    from resdecay_lib.nn import hooks
+    from resdecay_lib.nn.hooks import SumSink
+    x = _cumulative_states()
+    with_kernel = SumSink(5)
+    for k in range(5):
+        with_kernel.put(k, x[k])
+    monkeypatch.setattr(hooks, "_KERNELS", [None])   # what _cpu_kernels records when numba is absent
+    without = SumSink(5)
+    for k in range(5):
+        without.put(k, x[k])
+    for a, b in zip(with_kernel.result()[:4], without.result()[:4]):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
 
 
 # ----------------------------------------------------------------------------- named sublayer steps

@@ -43,10 +43,10 @@ def _assert_same_change(a, b, rtol):
         np.testing.assert_allclose(b.per_sequence[m], a.per_sequence[m], rtol=rtol, atol=1e-300, err_msg=m)
 
 
-@pytest.mark.parametrize("use_numpy", [True, False], ids=["numpy-on-cpu", "torch-as-on-a-gpu"])
-def test_metrics_only_measure_equals_the_stacked_computation_to_1e_10_relative(use_numpy, monkeypatch):
+@pytest.mark.parametrize("use_kernel", [True, False], ids=["kernel-on-cpu", "torch-as-on-a-gpu"])
+def test_metrics_only_measure_equals_the_stacked_computation_to_1e_10_relative(use_kernel, monkeypatch):
     # the sums differ only in the order of their float64 additions (about 1e-12 here)
-    monkeypatch.setattr(hooks.SumSink, "use_numpy", use_numpy)
+    monkeypatch.setattr(hooks.SumSink, "use_kernel", use_kernel)
     model, x = _zoo(), idx(B=7, T=8, seed=3)
     mask = (torch.rand(7, 8, generator=torch.Generator().manual_seed(4)) > 0.3).long()
     stream, full = probe.measure(model, x, mask, batch_size=3)
@@ -195,11 +195,11 @@ def _padded(B=6, T=8, seed=5):
     return (torch.arange(T)[None] < lengths[:, None]).long()
 
 
-@pytest.mark.parametrize("use_numpy", [True, False], ids=["numpy-on-cpu", "torch-as-on-a-gpu"])
+@pytest.mark.parametrize("use_kernel", [True, False], ids=["kernel-on-cpu", "torch-as-on-a-gpu"])
 @pytest.mark.parametrize("masking", ["every-token", "random-mask", "padding"])
-def test_metrics_only_rho_equals_the_rho_of_the_streams_gram_to_1e_10_relative(use_numpy, masking, monkeypatch):
+def test_metrics_only_rho_equals_the_rho_of_the_streams_gram_to_1e_10_relative(use_kernel, masking, monkeypatch):
     from resdecay_lib.stats import exponents
-    monkeypatch.setattr(hooks.SumSink, "use_numpy", use_numpy)
+    monkeypatch.setattr(hooks.SumSink, "use_kernel", use_kernel)
     model, x = _zoo(L=6), idx(B=6, T=8, seed=7)
     mask = {"every-token": None, "padding": _padded(),
             "random-mask": (torch.rand(6, 8, generator=torch.Generator().manual_seed(8)) > 0.4).long()}[masking]
