@@ -32,8 +32,10 @@ crossing modules)::
   the patched forward and the arithmetic of the sum), ``nn.quantise``, ``nn.device`` (where torch
   runs, thread pinning, seeds, the cache folder)
 * ``training``: ``training.plan`` (what a run is and when it is measured: ``TrainConfig``, ``RunPlan``; no torch),
-  ``training.store`` (no torch: the one atomic write, the sweep loader ``load_sweep``,
-  ``result_path``, ``run_id``, ``sweep_runs``, ``read_result``, run claims, provenance),
+  ``training.records`` (no torch: a run's stored result, typed and checked: ``RunRecord``, its
+  schema version), ``training.store`` (no torch: the one atomic write, the sweep loader
+  ``load_sweep``, ``result_path``, ``run_id``, ``sweep_runs``, ``load_run``, ``read_result``, run
+  claims, provenance),
   ``training.data`` (offline corpora, vocabulary, deterministic batches),
   ``training.baselines`` (n-gram losses), ``training.train`` (the loop), ``training.runs``
   (one run measured through training), ``training.sweep`` (grids of runs over any executor),

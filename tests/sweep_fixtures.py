@@ -2,11 +2,13 @@
 sweep (2 placements x depths [1, 2], 12 steps, one thread), its sweep file, and its result files;
 and, for the tests of the analysis, stored run results and a StoredSweep of them."""
 import json
+from dataclasses import asdict
 from pathlib import Path
 
 import numpy as np
 
 from resdecay_lib.analysis.training_analysis import StoredSweep
+from resdecay_lib.training.plan import TrainConfig
 
 BASE = {"d_model": 16, "n_head": 2, "block_size": 16, "batch_size": 4, "steps": 12, "warmup": 2,
         "threads": 1, "device": "cpu", "eval_windows": 6, "measure_windows": 4}
@@ -42,14 +44,32 @@ def result_files(folder: Path) -> dict:
 
 # ----------------------------------------------------------------------------- stored runs, for the analysis
 
+def stored_config(arch="pre_ln", L=2, seed=0, **fields) -> dict:
+    """A stored run's ``config``: every TrainConfig field (as the store writes it)."""
+    return asdict(TrainConfig(arch=arch, n_layer=L, seed=seed, **fields))
+
+
+def run_dict(name=None, arch="pre_ln", L=2, seed=0, loss=2.0, config=None, **fields) -> dict:
+    """The least valid stored run result (a dict, as the store reads it into a RunRecord): a
+    finished run of ``arch`` at depth ``L`` and ``seed`` with final validation loss ``loss``;
+    ``config``: TrainConfig fields over the defaults; ``fields``: top-level fields over these."""
+    r = {"name": name or f"{arch}_L{L}_s{seed}", "status": "ok", "seed": seed,
+         "config": stored_config(arch, L, seed, **(config or {})),
+         "convergence": {"met": True, "diverged": False, "improvement": 0.01},
+         "final": {"val_loss": {"mean": loss, "se": 0.01}}, "checkpoints": [], "val_curve": []}
+    r.update(fields)
+    return r
+
+
 def stored_run(name, arch, L, seed, loss, met=True, curve=None, flops=1e6):
-    """A stored run result with the fields the analysis reads (final loss, ablation, curve)."""
+    """A stored run result with the fields the analysis reads (final loss, ablation, curve), as
+    a dict (what the store reads into a RunRecord)."""
     curve = curve or [(0, 4.0), (100, 2.0), (200, loss)]
-    return {"name": name, "status": "ok", "seed": seed, "config": {"arch": arch},
+    return {"name": name, "status": "ok", "seed": seed, "config": stored_config(arch, L, seed),
             "convergence": {"met": met, "diverged": False, "improvement": 0.01 if met else 0.2},
             "final": {"val_loss": {"mean": loss, "se": 0.01},
                       "ablation": {"delta": list(np.linspace(1, 0.1, L)), "delta_se": [0.01] * L}},
-            "val_curve": [{"step": s, "mean": v} for s, v in curve], "flops_per_step": flops}
+            "val_curve": [{"step": s, "mean": v} for s, v in curve], "flops_per_step": flops, "checkpoints": []}
 
 
 def stored_sweep(cells):

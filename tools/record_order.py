@@ -13,6 +13,8 @@ import subprocess
 import sys
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+from resdecay_lib.training.store import load_run  # noqa: E402  (the store reads every run)
 PRED = "results/predictions/front.json"
 RUN_DIRS = ("results/train_deep", "results/train_long3x", "results/train_wide")
 
@@ -27,7 +29,7 @@ def main() -> int:
     versions = set()
     for d in RUN_DIRS:
         for p in sorted((ROOT / d).glob("*.json")):
-            versions.add(json.loads(p.read_text())["code_version"])
+            versions.add(load_run(p).code_version)
     out = {"predictions": {"file": PRED, "commit": pred_commit, "committed": pred_time},
            "code_versions": {}}
     for v in sorted(versions):

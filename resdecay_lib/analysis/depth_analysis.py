@@ -27,19 +27,20 @@ from ..checks import ArgumentTypeError, check_int, check_real
 from ..stats import inference as stats
 from ..stats.exponents import check_array
 from .training_analysis import (StoredSweep, TooFewSeeds, check_cell, check_exclude, check_level, check_sweep,
-                                final_loss, run_field, run_status)
+                                final_loss, run_status)
+from ..training.records import as_run
 
 __all__ = ["ablation", "ablation_trend", "loss_at_flops", "ladder_steps", "depth_law", "depth_law_over_seeds",
            "ablation_halves", "DepthLadder", "depth_ladder", "paired_gap", "depth_slope", "equal_depth_gap",
            "gain_per_doubling", "DepthGap", "gaps_by_depth", "cost_onset", "gap_growth"]
 
 
-def ablation(r: dict) -> tuple[np.ndarray, np.ndarray]:
+def ablation(r) -> tuple[np.ndarray, np.ndarray]:
     """(delta_k, se_k), k = 1..L: the validation-loss increase from removing block k."""
-    run_field(r, "final", "ablation", "delta")
-    run_field(r, "final", "ablation", "delta_se")
-    a = r["final"]["ablation"]
-    return np.asarray(a["delta"]), np.asarray(a["delta_se"])
+    r = as_run(r)
+    if r.final is None or r.final.ablation is None:
+        raise ValueError(f"run {r.name}: final.ablation.delta is missing")
+    return np.asarray(r.final.ablation.delta), np.asarray(r.final.ablation.delta_se)
 
 
 def ablation_trend(sweep: StoredSweep, arch: str, L: int, exclude=(), level: float = 0.95):
@@ -58,20 +59,20 @@ def ablation_trend(sweep: StoredSweep, arch: str, L: int, exclude=(), level: flo
     return np.array(rhos), stats.TInterval(iv.mean, max(iv.lo, -1.0), min(iv.hi, 1.0), iv.se, iv.t, iv.n, iv.level)
 
 
-def loss_at_flops(r: dict, flops: float) -> float:
+def loss_at_flops(r, flops: float) -> float:
     """The validation loss of run ``r`` after ``flops`` training FLOPs: its loss curve,
     interpolated linearly in log step between evaluations; NaN beyond the run's end."""
-    curve = run_field(r, "val_curve")
-    if not isinstance(curve, list) or len(curve) < 2:
-        raise ValueError(f"r (run {r.get('name', '?')}) must hold a loss curve of at least 2 evaluations")
-    for i, p in enumerate(curve):
-        run_field(p, "step", name=f"r['val_curve'][{i}]")
-        run_field(p, "mean", name=f"r['val_curve'][{i}]")
-    check_real("r['flops_per_step']", run_field(r, "flops_per_step"), 0.0, lo_open=True)
+    r = as_run(r)
+    if len(r.val_curve) < 2:
+        raise ValueError(f"r (run {r.name}) must hold a loss curve of at least 2 evaluations")
+    if any(p.mean is None for p in r.val_curve):
+        raise ValueError(f"r (run {r.name}): val_curve[].mean is missing (a diverged evaluation has no loss to "
+                         f"read at a budget)")
+    check_real("r.flops_per_step", r.flops_per_step, 0.0, lo_open=True)
     check_real("flops", flops, 0.0, lo_open=True)
-    steps = np.array([p["step"] for p in r["val_curve"]], float)
-    loss = np.array([p["mean"] for p in r["val_curve"]], float)
-    s = flops / r["flops_per_step"]
+    steps = np.array([p.step for p in r.val_curve], float)
+    loss = np.array([p.mean for p in r.val_curve], float)
+    s = flops / r.flops_per_step
     if s > steps[-1] * (1 + 1e-9) or s < steps[1]:
         return float("nan")
     return float(np.interp(math.log(s), np.log(steps[1:]), loss[1:]))

@@ -58,6 +58,7 @@ from ..maths import theory
 from ..stats import inference as stats
 from ..stats.exponents import FRONT_BLOCKS, TAIL_BLOCKS
 from ..stats.fit import loglog_slope
+from ..training.plan import TrainConfig
 from ..training.store import code_version, write_json_atomic
 from . import training_analysis
 
@@ -366,17 +367,17 @@ def write_predictions(path, root=".", sweep_file="configs/train_long.toml", arch
     source runs and their code versions, this code's version and the time (UTC)."""
     sw = training_analysis.StoredSweep.load(sweep_file, root=root)
     step = sw.measure_steps[-1]
-    runs = [r for r in sw.cell(arch, L) if r["seed"] in seeds]
-    if sorted(r["seed"] for r in runs) != sorted(seeds):
-        raise ValueError(f"{arch} at L = {L}: stored seeds {sorted(r['seed'] for r in runs)}, need {sorted(seeds)}")
-    grams = {r["name"]: training_analysis.gram_at(r, step) for r in runs}
-    measured = {r["name"]: training_analysis.omega_per_sequence(r, step).mean(0) for r in runs}
+    runs = [r for r in sw.cell(arch, L) if r.seed in seeds]
+    if sorted(r.seed for r in runs) != sorted(seeds):
+        raise ValueError(f"{arch} at L = {L}: stored seeds {sorted(r.seed for r in runs)}, need {sorted(seeds)}")
+    grams = {r.name: training_analysis.gram_at(r, step) for r in runs}
+    measured = {r.name: training_analysis.omega_per_sequence(r, step).mean(0) for r in runs}
     out = {"what": "predictions of trained Pre-LN's per-layer change past depth 24, "
                    "written before any deeper run; resdecay_lib.analysis.front",
            "written_utc": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
            "code_version": code_version(),
            "source": {"sweep": sweep_file, "arch": arch, "L": L, "step": step, "seeds": list(seeds),
-                      "code_versions": {r["name"]: r["code_version"] for r in runs}},
+                      "code_versions": {r.name: r.code_version for r in runs}},
            "declared": {"front_blocks": FRONT_BLOCKS, "tail_blocks": TAIL_BLOCKS, "windows": WINDOWS,
                         "depths": list(depths), "models": list(MODELS), "extrapolation": EXTRAPOLATION,
                         "refutation": REFUTATION},
@@ -759,11 +760,14 @@ class Schedule:
         return self.min_lr_frac + (1 - self.min_lr_frac) * 0.5 * (1 + math.cos(math.pi * p))
 
 
-def schedule(config: Mapping) -> Schedule:
-    """The :class:`Schedule` of a run's recorded ``config`` (its ``steps``, ``warmup``, ``min_lr_frac``)."""
+def schedule(config) -> Schedule:
+    """The :class:`Schedule` of a run's :class:`~resdecay_lib.training.plan.TrainConfig` (its
+    ``steps``, ``warmup``, ``min_lr_frac``; a stored record's ``config``, or a dict of those fields)."""
+    if isinstance(config, TrainConfig):
+        config = {"steps": config.steps, "warmup": config.warmup, "min_lr_frac": config.min_lr_frac}
     if not isinstance(config, Mapping) or not all(f in config for f in ("steps", "warmup", "min_lr_frac")):
-        raise ArgumentTypeError(f"config must be a run's config dict with steps, warmup and min_lr_frac, got "
-                                f"{type(config).__name__} {show(config)}")
+        raise ArgumentTypeError(f"config must be a run's TrainConfig (or a dict with steps, warmup and "
+                                f"min_lr_frac), got {type(config).__name__} {show(config)}")
     steps = check_int("config['steps']", config["steps"], 1)
     warmup = check_int("config['warmup']", config["warmup"], 0, steps - 1)
     frac = check_real("config['min_lr_frac']", config["min_lr_frac"], 0.0, 1.0)

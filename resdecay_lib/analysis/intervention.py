@@ -299,9 +299,10 @@ def _pretrained_subject(key: str, name: str) -> _Subject:
 def _toy_subject(key: str, spec: str, root: Path) -> _Subject:
     from ..nn.models import next_token_loss
     from ..training.data import eval_windows, load_corpus
+    from ..training.store import load_run
     from ..training.weights import load_weights, weights_path
     run = root / (spec.removeprefix("toy:") + ".json")
-    stored = json.loads(run.read_text())
+    stored = load_run(run)
     w = load_weights(weights_path(run), stored)
     model = w.model("cpu")
     cfg = w.config

@@ -27,60 +27,57 @@ import numpy as np
 from ..checks import Instance, PathArg, accepts
 from .depth_analysis import ablation
 from .training_analysis import at_step
+from ..training.records import RunRecord, StreamMeasure, as_run
 from ..training.runs import RunPlan, run_result
 from ..training.train import TrainConfig
 
 _PLAN = Instance(RunPlan, "a RunPlan (sweep.plan_of(spec))")
+_STORED = Instance((RunRecord, dict), "a stored run's result (a RunRecord, or its dict)")
 
 __all__ = ["first_interval", "whole_run_ablation", "stored_weights"]
 
 
-def _check(stored):
-    if not isinstance(stored, dict) or "config" not in stored or "checkpoints" not in stored:
-        raise ValueError("stored must be a stored run's result dict (with 'config' and 'checkpoints')")
-
-
-@accepts(stored=Instance(dict, "a stored run's result dict"), plan=_PLAN)
-def first_interval(stored: dict, plan: RunPlan) -> dict:
+@accepts(stored=_STORED, plan=_PLAN)
+def first_interval(stored, plan: RunPlan) -> dict:
     """Re-run ``stored`` live up to its first measured step after 0 (the plan's).
 
     Returns ``{"name", "step", "max_z_change", "z_loss"}``: the largest |live - stored| /
     se over layers and stream parts of omega_k^2, and the same for the validation loss.
     """
-    _check(stored)
-    cfg = TrainConfig.from_dict(stored["config"])
-    step = plan.resolve(cfg.steps)[0][1]
-    live = run_result(cfg, plan, stop_at=step)
+    stored = as_run(stored, "stored")
+    step = plan.resolve(stored.config.steps)[0][1]
+    live = RunRecord.from_dict(run_result(stored.config, plan, stop_at=step))
     s, l_ = at_step(stored, step), at_step(live, step)
-    z_loss = abs(l_["val_loss"]["mean"] - s["val_loss"]["mean"]) / s["val_loss"]["se"]
-    return {"name": stored["name"], "step": step, "max_z_change": _max_z_change(s["measure"], l_["measure"]),
+    z_loss = abs(l_.val_loss.mean - s.val_loss.mean) / s.val_loss.se
+    return {"name": stored.name, "step": step, "max_z_change": _max_z_change(s.measure, l_.measure),
             "z_loss": float(z_loss)}
 
 
-def _max_z_change(stored: dict, live: dict) -> float:
+def _max_z_change(stored, live) -> float:
     """max over the stored measurement's parts and layers of |live - stored| / se of omega_k^2
-    (``stored``, ``live``: measure_zoo's dicts, {part: {"omega_sq", "omega_sq_se", ...}})."""
+    (``stored``, ``live``: {part: :class:`~resdecay_lib.training.records.StreamMeasure`})."""
     zs = []
     for part, rec in stored.items():
-        a, b, se = (np.asarray(x, float) for x in (live[part]["omega_sq"], rec["omega_sq"], rec["omega_sq_se"]))
+        a, b, se = (np.asarray(x, float) for x in (live[part].metrics["omega_sq"], rec.metrics["omega_sq"],
+                                                   rec.metrics["omega_sq_se"]))
         zs.append(float(np.max(np.abs(a - b) / se)))
     return max(zs)
 
 
-@accepts(stored=Instance(dict, "a stored run's result dict"), plan=_PLAN)
-def whole_run_ablation(stored: dict, plan: RunPlan) -> dict:
+@accepts(stored=_STORED, plan=_PLAN)
+def whole_run_ablation(stored, plan: RunPlan) -> dict:
     """Re-run ``stored`` whole; ``{"name", "max_z"}``: the largest |live - stored| / se of the
     loss increases from removing each block, and the live run's ``delta``."""
-    _check(stored)
-    live = run_result(TrainConfig.from_dict(stored["config"]), plan)
+    stored = as_run(stored, "stored")
+    live = run_result(stored.config, plan)
     d_s, se_s = ablation(stored)
     d_l, _ = ablation(live)
-    return {"name": stored["name"], "max_z": float(np.max(np.abs(d_l - d_s) / se_s)), "delta": d_l}
+    return {"name": stored.name, "max_z": float(np.max(np.abs(d_l - d_s) / se_s)), "delta": d_l}
 
 
-@accepts(stored=Instance(dict, "a stored run's result dict"), weights=PathArg())
-def stored_weights(stored: dict, weights) -> dict:
-    """Evaluate, live, the final weights stored for ``stored`` (a finished run's result dict) in
+@accepts(stored=_STORED, weights=PathArg())
+def stored_weights(stored, weights) -> dict:
+    """Evaluate, live, the final weights stored for ``stored`` (a finished run's result) in
     the file ``weights`` (:func:`~resdecay_lib.training.weights.load_weights`, which checks that
     they are that run's: its name and configuration) on the run's own windows, with its thread
     count pinned, and compare with what ``stored`` holds.
@@ -93,9 +90,9 @@ def stored_weights(stored: dict, weights) -> dict:
     "provenance" (the weights': the code and machine that trained them)}``. Seconds on a CPU:
     one forward pass per block removed, over the run's evaluation windows.
     """
-    _check(stored)
-    if stored.get("status") != "ok":
-        raise ValueError(f"stored must be a finished run (status 'ok'), got status {stored.get('status')!r}")
+    stored = as_run(stored, "stored")
+    if stored.status != "ok":
+        raise ValueError(f"stored must be a finished run (status 'ok'), got status {stored.status!r}")
     from ..nn.device import pin_threads
     from ..nn.evaluation import ablation_losses, evaluate
     from ..nn.probe import measure_zoo
@@ -111,9 +108,10 @@ def stored_weights(stored: dict, weights) -> dict:
     d_s, se_s = ablation(stored)
     live = ablation_losses(model, xv, yv)
     d_l = np.asarray(live["delta"], float)
-    val_s, val_l = stored["final"]["val_loss"], evaluate(model, xv, yv)
-    last = at_step(stored, max(c["step"] for c in stored["checkpoints"] if "measure" in c))
-    return {"name": stored["name"], "step": last["step"], "max_z": float(np.max(np.abs(d_l - d_s) / se_s)),
-            "z_loss": float(abs(val_l["mean"] - val_s["mean"]) / val_s["se"]),
-            "max_z_change": _max_z_change(last["measure"], measure_zoo(model, xm)),
+    val_s, val_l = stored.final.val_loss, evaluate(model, xv, yv)
+    last = at_step(stored, max(stored.measured_steps))
+    live = {part: StreamMeasure.from_dict(m, f"live.{part}") for part, m in measure_zoo(model, xm).items()}
+    return {"name": stored.name, "step": last.step, "max_z": float(np.max(np.abs(d_l - d_s) / se_s)),
+            "z_loss": float(abs(val_l["mean"] - val_s.mean) / val_s.se),
+            "max_z_change": _max_z_change(last.measure, live),
             "max_abs_delta": float(np.max(np.abs(d_l - d_s))), "delta": d_l, "provenance": w.provenance}

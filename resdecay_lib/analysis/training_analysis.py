@@ -29,9 +29,7 @@ Knows nothing of torch.
 """
 from __future__ import annotations
 
-import json
 import math
-import numbers
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -49,14 +47,15 @@ from ..stats.exponents import check_bool as _check_bool
 from ..stats.exponents import check_gram as _check_gram
 from ..stats.exponents import convention, half_ratio, halves, reference_exponent, rho  # noqa: F401 (the chapters' R.rho, R.half_ratio)
 from ..stats.exponents import FRONT_BLOCKS, TAIL_BLOCKS, Exponent
-from ..training.store import load_sweep, result_path, run_id, sweep_runs
+from ..training.records import RunRecord, as_run
+from ..training.store import load_run, load_sweep, result_path, run_id, sweep_runs
 from ..training.runs import part_read
 
 __all__ = ["OUTLIER_Z", "DRIFT_MARGIN", "StoredSweep", "choose_lr", "choose_lr_two_stage",
-           "flag_runs", "final_loss", "at_step", "omega_per_sequence", "gram_at", "rho",
+           "flag_runs", "final_loss", "at_step", "measured", "omega_per_sequence", "gram_at", "rho",
            "convention", "reference_exponent", "curve_exponent", "seed_exponents", "SETTLE_STEPS", "SETTLE_ALPHA", "exponent_path", "Settling", "settling",
            "curvature", "rc_from_gram", "predictions", "prediction_log_errors", "departure",
-           "correlation", "error_shares", "check_sweep", "check_cell", "check_exclude", "check_level", "run_field", "record_field", "run_status",
+           "correlation", "error_shares", "check_sweep", "check_cell", "check_exclude", "check_level", "run_status",
            "STATUSES",
            "mean_abs_block_corr", "TooFewSeeds", "exponent_fit", "compare_exponents"]
 
@@ -104,32 +103,6 @@ def check_level(level):
     check_real("level", level, 0.0, 1.0, lo_open=True, hi_open=True)
 
 
-def run_field(r, *path, name="r", run=None):
-    """r[path[0]][path[1]]...: a ValueError naming the run and the missing field (as a dotted
-    path, ``"run pre_ln_L24_s0: final.val_loss.mean is missing (r has no key 'final')"``) when
-    absent, never a bare KeyError; :class:`ArgumentTypeError` when ``r`` is not a dict."""
-    if not isinstance(r, Mapping):
-        raise ArgumentTypeError(f"{name} must be a stored run result (a dict), got {type(r).__name__}")
-    run = r.get("name", "?") if run is None else run
-    v, seen = r, ""
-    for key in path:
-        if not isinstance(v, Mapping) or key not in v:
-            why = (f"{name}{seen} has no key {key!r}" if isinstance(v, Mapping)
-                   else f"{name}{seen} is a {type(v).__name__}, not a dict")
-            raise ValueError(f"run {run}: {'.'.join(map(str, path))} is missing ({why})")
-        v, seen = v[key], seen + f"[{key!r}]"
-    return v
-
-
-def record_field(r, dotted: str, name: str = "r", run=None):
-    """The field of a stored record at a dotted path (``record_field(r, "final.val_loss.mean")``
-    is ``r["final"]["val_loss"]["mean"]``), or a one-line ValueError naming the run and the
-    field when any key on the way is missing (:func:`run_field`)."""
-    if not isinstance(dotted, str) or not dotted.strip():
-        raise ArgumentTypeError(f"dotted must be a field's dotted path (a non-empty str), got {show(dotted)}")
-    return run_field(r, *dotted.split("."), name=name, run=run)
-
-
 def _sweep_name(sweep) -> str:
     spec = sweep.spec if isinstance(sweep.spec, Mapping) else {}
     return str(spec.get("out", "?"))
@@ -137,12 +110,16 @@ def _sweep_name(sweep) -> str:
 
 @dataclass
 class StoredSweep:
-    """Stored runs of one sweep file: ``runs[(arch, depth, seed)]`` -> result dict. (What a sweep
+    """Stored runs of one sweep file: ``runs[(arch, depth, seed)]`` -> its
+    :class:`~resdecay_lib.training.records.RunRecord` (a dict given here is read as one). (What a sweep
     file asks for is a ``training.store.SweepSpec``; ``training.sweep`` runs it; this is what it
     left under ``results/``.)"""
     spec: dict
     runs: dict
     missing: list = field(default_factory=list)
+
+    def __post_init__(self):
+        self.runs = {k: as_run(r, f"runs[{k!r}]") for k, r in self.runs.items()}
 
     @classmethod
     def load(cls, spec_or_path, root=".") -> "StoredSweep":
@@ -151,7 +128,7 @@ class StoredSweep:
         for cfg in sweep_runs(spec):
             p = result_path(spec, cfg, root)
             if p.exists():
-                runs[(cfg.arch, cfg.n_layer, cfg.seed)] = json.loads(p.read_text())
+                runs[(cfg.arch, cfg.n_layer, cfg.seed)] = load_run(p)
             else:
                 missing.append(run_id(spec, cfg))
         return cls(spec, runs, missing)
@@ -211,7 +188,7 @@ class StoredSweep:
         self.check_depth(arch, L)
         check_exclude(exclude)
         return [self.runs[(arch, L, s)] for s in self.seeds
-                if (arch, L, s) in self.runs and self.runs[(arch, L, s)]["name"] not in exclude]
+                if (arch, L, s) in self.runs and self.runs[(arch, L, s)].name not in exclude]
 
     def complete(self, arch: str, L: int) -> bool:
         """Whether every seed of (arch, L) is stored (``arch``, ``L`` checked as by :meth:`cell`)."""
@@ -226,7 +203,7 @@ class StoredSweep:
         check_int("min_seeds", min_seeds, 1)
         check_int("min_depth", min_depth, 1)
         ok = [L for L in self.depths(arch) if L >= min_depth
-              and sum(run_field(r, "status") == "ok" for r in self.cell(arch, L, exclude)) >= min_seeds]
+              and sum(r.status == "ok" for r in self.cell(arch, L, exclude)) >= min_seeds]
         return max(ok, default=None)
 
     def losses(self, arch: str, fn, exclude=()) -> dict:
@@ -237,7 +214,7 @@ class StoredSweep:
         out = {}
         for L in self.depths(arch):
             cell = self.cell(arch, L)
-            if len(cell) == len(self.seeds) and not any(r["name"] in exclude for r in cell):
+            if len(cell) == len(self.seeds) and not any(r.name in exclude for r in cell):
                 v = [fn(r) for r in cell]
                 if all(math.isfinite(x) for x in v):
                     out[L] = v
@@ -247,7 +224,7 @@ class StoredSweep:
         """``{seed: fn(run)}`` over the kept runs of (arch, L); ``fn`` defaults to
         :func:`final_loss`."""
         fn = final_loss if fn is None else fn
-        return {r["seed"]: fn(r) for r in self.cell(arch, L, exclude)}
+        return {r.seed: fn(r) for r in self.cell(arch, L, exclude)}
 
 
 def choose_lr(pilot_spec, root=".") -> dict:
@@ -264,9 +241,9 @@ def choose_lr(pilot_spec, root=".") -> dict:
             p = result_path(spec, cfg, root)
             if cfg.arch != a or not p.exists():
                 continue
-            r = json.loads(p.read_text())
-            ok = run_status(r) == "ok" and not run_field(r, "convergence", "diverged")
-            losses[cfg.lr] = run_field(r, "final", "val_loss", "mean") if ok else None
+            r = load_run(p)
+            ok = r.status == "ok" and not (r.convergence is not None and r.convergence.diverged)
+            losses[cfg.lr] = r.final.val_loss.mean if ok else None
         cands = {lr: v for lr, v in losses.items() if v is not None and math.isfinite(v)}
         if not cands:
             raise ValueError(f"the pilot has no finished, non-diverged run of {a}")
@@ -305,27 +282,25 @@ STATUSES = ("ok", "non_finite", "partial")
 
 
 def run_status(r) -> str:
-    """The status of a stored run result, one of :data:`STATUSES`; ValueError naming the run
-    and the field when it is missing or anything else (None, a number, a misspelling)."""
-    status = run_field(r, "status")
-    if not isinstance(status, str) or status not in STATUSES:
-        raise ValueError(f"run {r.get('name', '?')}: status (r['status']) must be one of {list(STATUSES)}, "
-                         f"got {show(status)}")
-    return status
+    """The status of a stored run result, one of :data:`STATUSES` (read and checked by
+    :class:`~resdecay_lib.training.records.RunRecord`)."""
+    return as_run(r).status
 
 
-def final_loss(r: dict) -> float:
+def final_loss(r) -> float:
     """Final validation loss (nats/char); NaN for a run that did not finish (its status is not
-    "ok": the documented "no loss", which every fit and flag reads as such). A record without a
-    valid status, or a finished one without a finite ``final.val_loss.mean``, raises ValueError
-    naming the run and the field."""
-    if run_status(r) != "ok":
-        return float("nan")
-    v = run_field(r, "final", "val_loss", "mean")
-    if isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(v):
-        raise ValueError(f"run {r.get('name', '?')}: final.val_loss.mean must be a finite number for a "
-                         f"finished run, got {show(v)}")
-    return float(v)
+    "ok": the documented "no loss", which every fit and flag reads as such). A finished run's
+    ``final.val_loss.mean`` is a finite number, checked where the record is read."""
+    r = as_run(r)
+    return float(r.final.val_loss.mean) if r.status == "ok" else float("nan")
+
+
+def _convergence(r: RunRecord):
+    """The run's convergence verdict; ValueError naming the run and the field when it has none."""
+    if r.convergence is None:
+        raise ValueError(f"run {r.name}: convergence.diverged is missing (a stored result holds "
+                         f"its convergence verdict)")
+    return r.convergence
 
 
 def flag_runs(sweep: StoredSweep, z: float = OUTLIER_Z) -> dict:
@@ -346,14 +321,14 @@ def flag_runs(sweep: StoredSweep, z: float = OUTLIER_Z) -> dict:
             cell = sweep.cell(a, L)
             for r in cell:
                 why = []
-                status = run_status(r)
-                if status != "ok" or run_field(r, "convergence", "diverged"):
-                    why.append("diverged" + (f" (non-finite loss at step {run_field(r, 'failed_step')})"
+                status = r.status
+                if status != "ok" or _convergence(r).diverged:
+                    why.append("diverged" + (f" (non-finite loss at step {r.failed_step})"
                                              if status == "non_finite" else ""))
                 else:
-                    if not run_field(r, "convergence", "met"):
+                    if not r.convergence.met:
                         why.append(f"not converged (last-fifth improvement "
-                                   f"{run_field(r, 'convergence', 'improvement'):.1%})")
+                                   f"{r.convergence.improvement:.1%})")
                     others = [final_loss(o) for o in cell if o is not r]
                     others = [x for x in others if math.isfinite(x)]
                     if len(others) >= 2:
@@ -362,56 +337,60 @@ def flag_runs(sweep: StoredSweep, z: float = OUTLIER_Z) -> dict:
                         if scale > 0 and dev > z * scale:
                             why.append(f"outlier ({dev / scale:.1f} scales from its other seeds)")
                 if why:
-                    flags[r["name"]] = why
+                    flags[r.name] = why
     return flags
 
 
 # ----------------------------------------------------------------------------- curves
 
-def at_step(r: dict, step: int) -> dict:
-    """The checkpoint record of run ``r`` at ``step`` (its measure and validation loss)."""
-    run_field(r, "name")
-    if not isinstance(run_field(r, "checkpoints"), list):
-        raise ValueError(f"r (run {r['name']}) is not a stored run result: r['checkpoints'] is not a list")
+def at_step(r, step: int):
+    """The checkpoint of run ``r`` at ``step`` (a :class:`~resdecay_lib.training.records.Checkpoint`:
+    its measure and validation loss)."""
+    r = as_run(r)
     check_int("step", step, 0)
-    steps = [run_field(c, "step", name=f"r['checkpoints'][{i}]", run=r["name"]) for i, c in enumerate(r["checkpoints"])]
-    for c, s in zip(r["checkpoints"], steps):
-        if s == step:
-            return c
-    raise ValueError(f"step must be a step run {r['name']} has a checkpoint at ({steps}), got {step}")
+    return r.at_step(step)
 
 
-def omega_per_sequence(r: dict, step: int) -> np.ndarray:
+def omega_per_sequence(r, step: int) -> np.ndarray:
     """[n_sequences, L] per-sequence omega_k^2 of the stream the blocks read, at ``step``."""
-    run_field(at_step(r, step), "measure", part_of(run_field(r, "config", "arch")),
-               "omega_sq_per_sequence", name=f"r['checkpoints'][step={step}]", run=r["name"])
-    return _stored_array(r, step, "omega_sq_per_sequence", ndim=2)
+    return _stored_array(as_run(r), step, "omega_sq_per_sequence", ndim=2)
 
 
-def gram_at(r: dict, step: int) -> np.ndarray:
+def gram_at(r, step: int) -> np.ndarray:
     """[L+1, L+1] Gram matrix of the summands (embedding, block outputs) stored in run ``r`` at
     ``step`` (measured there by :func:`resdecay_lib.nn.probe.gram`, which computes one from a stream)."""
-    run_field(at_step(r, step), "measure", part_of(run_field(r, "config", "arch")), "gram",
-               name=f"r['checkpoints'][step={step}]", run=r["name"])
-    return _stored_array(r, step, "gram", ndim=2, square=True)
+    return _stored_array(as_run(r), step, "gram", ndim=2, square=True)
 
 
-def _stored_array(r, step, key, ndim, square=False) -> np.ndarray:
+def measured(r, step: int):
+    """The :class:`~resdecay_lib.training.records.StreamMeasure` of the stream the blocks read
+    (:func:`part_of`) at ``step``; ValueError naming the run and the field when it is not there."""
+    r = as_run(r)
+    c, part = at_step(r, step), part_of(r.arch)
+    if c.measure is None or part not in c.measure:
+        raise ValueError(f"run {r.name}: checkpoints[step={step}].measure.{part} is missing")
+    return c.measure[part]
+
+
+def _stored_array(r: RunRecord, step, key, ndim, square=False) -> np.ndarray:
     """A stored array of run ``r`` at ``step`` as float64, checked where it is read: a
     rectangular array of ``ndim`` dimensions of finite numbers (JSON stores a non-finite value
     as null), else ValueError naming the run and the field. The stored runs all pass."""
-    field_name = f"checkpoints[step={step}].measure.{part_of(r['config']['arch'])}.{key}"
-    raw = at_step(r, step)["measure"][part_of(r["config"]["arch"])][key]
+    field_name = f"checkpoints[step={step}].measure.{part_of(r.arch)}.{key}"
+    m = measured(r, step)
+    raw = getattr(m, key) if key in ("gram", "omega_sq_per_sequence") else m.metrics.get(key)
+    if raw is None:
+        raise ValueError(f"run {r.name}: {field_name} is missing")
     try:
         a = np.asarray(raw, dtype=np.float64)
     except (TypeError, ValueError):
-        raise ValueError(f"run {r.get('name', '?')}: {field_name} must be a rectangular array of numbers, "
+        raise ValueError(f"run {r.name}: {field_name} must be a rectangular array of numbers, "
                          f"got {show(raw)}") from None
     if a.ndim != ndim or a.size == 0 or (square and a.shape[0] != a.shape[1]):
-        raise ValueError(f"run {r.get('name', '?')}: {field_name} must be a non-empty "
+        raise ValueError(f"run {r.name}: {field_name} must be a non-empty "
                          f"{'square ' if square else ''}{ndim}-D array, got shape {a.shape}")
     if not np.all(np.isfinite(a)):
-        raise ValueError(f"run {r.get('name', '?')}: {field_name} holds NaN, an infinity or a null")
+        raise ValueError(f"run {r.name}: {field_name} holds NaN, an infinity or a null")
     return a
 
 
@@ -888,7 +867,7 @@ def merged(*sweeps: StoredSweep) -> StoredSweep:
     for sw in sweeps:
         for key, r in sw.runs.items():
             runs.setdefault(key, r)
-    names = {r["name"] for r in runs.values() if isinstance(r, Mapping) and "name" in r}
+    names = {r.name for r in runs.values()}
     missing = list(dict.fromkeys(m for sw in sweeps for m in sw.missing if m not in names))
     return StoredSweep(spec, runs, missing)
 

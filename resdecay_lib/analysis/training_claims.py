@@ -33,6 +33,7 @@ import numpy as np
 from ..book import evidence as E
 from . import depth_analysis, training_analysis
 from ..checks import check_items
+from ..training.records import RunRecord, as_run
 from ..stats import inference as stats
 
 __all__ = ["TRAINED_L", "LADDER_LR", "DEPTH_MIN", "GAP_LEVEL", "exponent_evidence", "cost_evidence", "depth_points",
@@ -73,8 +74,8 @@ def exponent_evidence(sweep: training_analysis.StoredSweep) -> dict:
     fit-start shifts and matched references), the order-free split of the exponent shift, the
     block-variance exponent, and the worst deep Pre-LN loss (every run)."""
     _check_not_empty(sweep)
-    converged = [r for r in sweep.cell("pre_ln", TRAINED_L) if training_analysis.run_status(r) == "ok"
-                 and not training_analysis.run_field(r, "convergence", "diverged") and training_analysis.run_field(r, "convergence", "met")]
+    converged = [r for r in sweep.cell("pre_ln", TRAINED_L) if r.status == "ok" and r.convergence is not None
+                 and not r.convergence.diverged and r.convergence.met]
     if not converged:
         raise ValueError(f"sweep {sweep.name} has no converged run of pre_ln at L = {TRAINED_L} "
                          f"({_stored(sweep)}): no exponent to fit, which is not too few seeds")
@@ -166,11 +167,12 @@ def _check_not_empty(sweep) -> None:
 def _stored(sweep) -> str:
     cell = [r for s in sweep.seeds if (r := sweep.runs.get(("pre_ln", TRAINED_L, s))) is not None]
     return ("none of its seeds is stored there" if not cell else
-            "stored: " + ", ".join(f"{training_analysis.run_field(r, 'name')} {training_analysis.run_status(r)}" for r in cell))
+            "stored: " + ", ".join(f"{r.name} {r.status}" for r in cell))
 
 
 def _check_deep_runs(deep_runs) -> list:
-    return check_items("deep_runs", deep_runs, Mapping, "a stored run result (a dict)")
+    return [as_run(r, f"deep_runs[{i}]") for i, r in enumerate(
+        check_items("deep_runs", deep_runs, (RunRecord, Mapping), "a stored run result (a RunRecord, or its dict)"))]
 
 
 def depth_points(sweep: training_analysis.StoredSweep, deep_runs=()) -> list[tuple[int, float, str]]:
@@ -181,12 +183,10 @@ def depth_points(sweep: training_analysis.StoredSweep, deep_runs=()) -> list[tup
     deep_runs = _check_deep_runs(deep_runs)
     pts = []
     runs = [r for d in sweep.depths("pre_ln") if d >= DEPTH_MIN for r in sweep.cell("pre_ln", d)]
-    runs += [r for r in deep_runs if training_analysis.run_field(r, "seed", name="deep_runs[]") in sweep.seeds
-             and training_analysis.run_field(r, "config", "arch", name="deep_runs[]") == "pre_ln"]
+    runs += [r for r in deep_runs if r.seed in sweep.seeds and r.arch == "pre_ln"]
     for r in runs:
-        if training_analysis.run_status(r) == "ok" and math.isclose(training_analysis.run_field(r, "config", "lr"), LADDER_LR) \
-                and training_analysis.run_field(r, "config", "n_layer") >= DEPTH_MIN:
-            pts.append((int(r["config"]["n_layer"]), training_analysis.final_loss(r), r["name"]))
+        if r.status == "ok" and math.isclose(r.config.lr, LADDER_LR) and r.n_layer >= DEPTH_MIN:
+            pts.append((r.n_layer, training_analysis.final_loss(r), r.name))
     return pts
 
 

@@ -18,13 +18,11 @@ message names the field).
 """
 from __future__ import annotations
 
-import json
 import sys
 
-from ..checks import check_in_file, cli_int, one_line, show
-from ..training.plan import TrainConfig
+from ..checks import cli_int, one_line
 from ..training.runs import K_MIN, LEVEL, exponent_lines, part_read, stored_exponent
-from ..training.store import RESULT_STATUSES
+from ..training.store import load_run
 
 __all__ = ["register_cli"]
 
@@ -33,36 +31,11 @@ __all__ = ["register_cli"]
 MAX_STEP = 10**9
 
 
-def _read_run(text_path) -> dict:
-    """The run result at ``text_path`` (checked, read, parsed), or ValueError in one line naming
-    RUN.json and what is wrong."""
-    path = check_in_file("RUN.json", text_path)
-    try:
-        res = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
-        raise ValueError(f"RUN.json {str(path)!r} is not JSON ({type(exc).__name__}: {one_line(exc)[:200]})") from None
-    if not isinstance(res, dict) or not {"config", "status"} <= set(res):
-        got = sorted(res)[:8] if isinstance(res, dict) else type(res).__name__
-        raise ValueError(f"RUN.json {str(path)!r} is not a run result (a JSON object with config, status and "
-                         f"checkpoints, as train or a sweep writes it), got {show(got)}")
-    if not isinstance(res["config"], dict):
-        raise ValueError(f"RUN.json {str(path)!r}: config must be the run's TrainConfig fields (a dict), "
-                         f"got {show(res['config'])}")
-    try:
-        TrainConfig.from_dict(res["config"])
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"RUN.json {str(path)!r}: config: {one_line(exc)}") from None
-    if res["status"] not in RESULT_STATUSES:
-        raise ValueError(f"RUN.json {str(path)!r}: status must be one of {list(RESULT_STATUSES)}, "
-                         f"got {show(res['status'])}")
-    return res
-
-
 def _run(args) -> int:
     try:   # every option and the file before the fit: one line and exit code 2 on a bad one
         step = None if args.step is None else cli_int("--step", args.step, 0, MAX_STEP)
         k_min = cli_int("--k-min", args.k_min, 1, MAX_STEP)
-        res = _read_run(args.run)
+        res = load_run(args.run, name="RUN.json")
         try:
             e = stored_exponent(res, step=step, k_min=k_min, level=LEVEL)
         except ValueError as exc:            # name the options, not the function's parameters
@@ -74,12 +47,11 @@ def _run(args) -> int:
     except ValueError as exc:
         print(f"analyse: {one_line(exc)}", file=sys.stderr)
         return 2
-    cfg = res["config"]
-    measured = [c["step"] for c in res["checkpoints"] if isinstance(c, dict) and "measure" in c]
+    cfg, measured = res.config, res.measured_steps
     at = step if step is not None else max(measured)
-    part = part_read(cfg["arch"])
-    print(f"{res.get('name', '?')}: {cfg['arch']}, {cfg['n_layer']} blocks, d={cfg['d_model']}, status "
-          f"{res['status']}; step {at} of {cfg['steps']} (measured at {measured}), {e.n} {e.over}; "
+    part = part_read(cfg.arch)
+    print(f"{res.name}: {cfg.arch}, {cfg.n_layer} blocks, d={cfg.d_model}, status "
+          f"{res.status}; step {at} of {cfg.steps} (measured at {measured}), {e.n} {e.over}; "
           f"change = omega_k^2 of the {'stream' if part == 'stream' else repr(part) + ' part, the stream the blocks read'}")
     for line in exponent_lines(e):
         print(line)

@@ -23,16 +23,15 @@ with an error (a traceback).
 """
 from __future__ import annotations
 
-import json
 import math
 import os
 import sys
 from pathlib import Path
 
-from ..checks import check_out_dir, cli_int
+from ..checks import check_out_dir, cli_int, one_line
 from ..training.engines import ENGINES, MAX_WORKERS, EngineUnavailable, check_scheduler, open_executor
 from ..training.runs import K_MIN, LEVEL, stored_exponent
-from ..training.store import load_sweep, result_path, run_id, sweep_runs
+from ..training.store import load_run, load_sweep, result_path, run_id, sweep_runs
 from ..training.sweep import check_sweep, on_device, run_sweep, unfinished
 
 __all__ = ["EXIT_HELD", "register_cli"]
@@ -114,14 +113,13 @@ def _exponent_cells(r) -> tuple[str, str, str]:
     theorem's exponent over the same k in the convention rho chooses, the reading), at the last
     measured step over k = 2..L (:func:`~resdecay_lib.training.runs.stored_exponent`), or
     ("-", "-", why not)."""
+    if r.status != "ok":
+        return "-", "-", "none (the run did not finish)"
+    if r.n_layer < K_MIN + 2:
+        return "-", "-", f"none (L = {r.n_layer} < {K_MIN + 2})"
     try:
-        if r.get("status") != "ok":
-            return "-", "-", "none (the run did not finish)"
-        L = r["config"]["n_layer"]
-        if isinstance(L, int) and L < K_MIN + 2:
-            return "-", "-", f"none (L = {L} < {K_MIN + 2})"
         e = stored_exponent(r, k_min=K_MIN, level=LEVEL)
-    except (ValueError, TypeError, KeyError, AttributeError):
+    except ValueError:
         return "-", "-", "none (no measurement to fit)"
     fit = f"{e.exponent:.3f}" + (f" [{e.lo:.3f}, {e.hi:.3f}]" if e.lo is not None and e.hi is not None else "")
     return fit, f"{e.reference:.3f} {e.convention}", e.reading.split(" (")[0]
@@ -139,16 +137,15 @@ def _summary_table(spec, root, done=()) -> str:
         name, path = run_id(spec, c), result_path(spec, c, root)
         status, loss, cells = "no result", "-", ("-", "-", "-")
         try:
-            r = json.loads(path.read_text())
-            status = str(r.get("status", "?"))
-            if status == "non_finite":
-                status += f" at step {r.get('failed_step')}"
-            v = ((r.get("final") or {}).get("val_loss") or {}).get("mean")
-            if isinstance(v, (int, float)) and not isinstance(v, bool):
-                loss = f"{v:.4f}"
+            r = load_run(path)
+        except ValueError as exc:               # read only: a broken file is the sweep's to move aside
+            if path.exists():
+                status = f"unreadable ({one_line(exc).split(': ')[-1][:60]})"
+        else:
+            status = r.status + (f" at step {r.failed_step}" if r.status == "non_finite" else "")
+            if r.final is not None:
+                loss = f"{r.final.val_loss.mean:.4f}"
             cells = _exponent_cells(r)
-        except (OSError, ValueError, AttributeError):
-            pass
         rows.append((name, status, loss, *cells, what.get(name, "")))
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
     right = {2, 3}                            # the numbers

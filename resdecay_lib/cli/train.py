@@ -28,6 +28,7 @@ from ..checks import check_out_file
 from ..nn.device import resolve_device
 from ..training.plan import TrainConfig
 from ..training.runs import K_MIN, LEVEL, exponent_lines, part_read, run_result, stored_exponent
+from ..training.records import RunRecord
 from ..training.store import write_json_atomic
 from ..training.train import CheckpointMismatch, CheckpointUnreadable, ForeignCheckpoint, discard_checkpoint
 from ..training.weights import weights_path
@@ -39,12 +40,11 @@ __all__ = ["DEFAULT_OUT_DIR", "register_cli"]
 DEFAULT_OUT_DIR = "runs"
 
 
-def _exponent_lines(res: dict, name: str) -> list[str]:
+def _exponent_lines(res: RunRecord, name: str) -> list[str]:
     """What ``train`` prints of its run's exponent: at the last measured step, k = 2..L, or why
     there is none (a run of fewer than four blocks, a fit the data refuse)."""
-    L = res["config"]["n_layer"]
-    steps = [c["step"] for c in res.get("checkpoints", []) if "measure" in c]
-    part = part_read(res["config"]["arch"])
+    L, steps = res.n_layer, res.measured_steps
+    part = part_read(res.arch)
     head = (f"exponent at step {max(steps) if steps else '?'} (the last measured) of the per-layer change omega_k^2"
             + ("" if part == "stream" else f" of the {part!r} part (the stream the blocks read)") + ":")
     if L < K_MIN + 2:
@@ -97,12 +97,13 @@ def _run(args) -> int:
               file=sys.stderr)
         print(json.dumps(res))
         return 1
-    if res["status"] != "ok":
-        print(f"{cfg.run_name()}: non-finite loss at step {res['failed_step']}; result written to {out}",
+    res = RunRecord.from_dict(res)          # what the store will read back, checked
+    if res.status != "ok":
+        print(f"{cfg.run_name()}: non-finite loss at step {res.failed_step}; result written to {out}",
               file=sys.stderr)
         return 1
-    print(f"{cfg.run_name()}: val loss {res['final']['val_loss']['mean']:.4f} "
-          f"(step 0: {res['val_curve'][0]['mean']:.4f}), {res['wall_time_s']:.0f} s")
+    print(f"{cfg.run_name()}: val loss {res.final.val_loss.mean:.4f} "
+          f"(step 0: {res.val_curve[0].mean:.4f}), {res.wall_time_s:.0f} s")
     for line in _exponent_lines(res, cfg.run_name()):
         print(line)
     print(f"result written to {out}" + (f"; final weights to {wts}" if wts is not None else ""))

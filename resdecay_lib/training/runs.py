@@ -43,18 +43,17 @@ from ..nn.metrics import LayerChange
 from ..nn.probe import exponent, measure_zoo
 from ..stats.exponents import Exponent
 from .plan import RunPlan, TrainConfig
+from .records import RUN_SCHEMA, RunRecord, as_run
 from .store import code_version, library_versions, machine
 from .train import NonFiniteLoss, prepare_checkpoint, train
 from .weights import save_weights
 
-__all__ = ["RESULT_SCHEMA", "convergence", "flops_per_step", "provenance", "run_result",
+__all__ = ["convergence", "flops_per_step", "provenance", "run_result",
            "CONVERGENCE_WINDOW", "CONVERGENCE_TOL", "stored_exponent", "exponent_lines", "part_read",
            "K_MIN", "LEVEL"]
 
 _CFG = Instance(TrainConfig, "a TrainConfig")
 
-#: version of the result-file layout (2: measured through training)
-RESULT_SCHEMA = 2
 #: the convergence criterion: over the last CONVERGENCE_WINDOW of the steps the validation
 #: loss improves by less than CONVERGENCE_TOL (relative)
 CONVERGENCE_WINDOW = 0.2
@@ -184,7 +183,7 @@ def run_result(cfg: TrainConfig, plan: RunPlan = RunPlan(), checkpoint: str | Pa
                   cfg.block_size, seed=cfg.seed, device=dev)
     log: list = []
     record(0, model, log)
-    head = {"schema": RESULT_SCHEMA, "name": cfg.run_name(), "config": asdict(cfg),
+    head = {"schema": RUN_SCHEMA, "name": cfg.run_name(), "config": asdict(cfg),
             "plan": {"measure_steps": list(measure_steps), "eval_every": plan.eval_every},
             "seed": cfg.seed, **prov, "n_params": sum(p.numel() for p in model.parameters()),
             "flops_per_step": flops_per_step(model, cfg)}
@@ -236,12 +235,6 @@ def part_read(arch: str) -> str:
     return "post_ln" if ARCHS[arch].stream_width == 2 else "stream"
 
 
-def _field(value, where: str, kind, what: str):
-    if not isinstance(value, kind) or isinstance(value, bool):
-        raise ValueError(f"result: {where} must be {what}, got {type(value).__name__} {show(value)}")
-    return value
-
-
 def _stored_array(raw, where: str, shape_text: str, ndim: int) -> np.ndarray:
     try:
         a = np.asarray(raw, dtype=np.float64)
@@ -255,44 +248,36 @@ def _stored_array(raw, where: str, shape_text: str, ndim: int) -> np.ndarray:
     return a
 
 
-@accepts(result=Instance(dict, "a stored run result (a dict: run_result's, or a result JSON's)"),
+@accepts(result=Instance((RunRecord, dict), "a stored run result (a RunRecord, or a dict: run_result's, or a "
+                                           "result JSON's)"),
          step=Int(0, none=True), k_min=Int(1), level=Real(0, 1, lo_open=True, hi_open=True))
-def stored_exponent(result: dict, step: int | None = None, k_min: int = K_MIN, level: float = LEVEL) -> Exponent:
+def stored_exponent(result, step: int | None = None, k_min: int = K_MIN, level: float = LEVEL) -> Exponent:
     """The exponent of a stored run's per-layer change at ``step``, beside the theorem's: an
     :class:`~resdecay_lib.stats.exponents.Exponent` (its ``reading`` says how they stand).
 
-    ``result``: what :func:`run_result` returns, or a result JSON ``train`` or a sweep wrote,
-    parsed. ``step``: one of its measured steps (``result["plan"]["measure_steps"]``; the
-    checkpoints' steps), default the last measured one. The measurement read is
-    ``result["checkpoints"][i]["measure"][part]``, ``part`` the stream the blocks read
-    (:func:`part_read` of ``config.arch``): its per-sequence omega_k^2 curves
-    (``omega_sq_per_sequence``, [sequences, L]) and the Gram matrix of its summands (``gram``,
-    [L+1, L+1]). The fit is Chapter 7's and ``measure``'s: :func:`resdecay_lib.nn.probe.exponent`
-    over k = ``k_min``..L, a percentile bootstrap over sequences at ``level`` (2000 replicates,
-    seed 0), and the theorem's exponent over the same k in the convention the stored Gram's
-    rho chooses (:func:`resdecay_lib.stats.exponents.convention`). Its point estimate is the
-    least-squares slope of log of the mean curve on log k, Chapter 7's per-seed exponent
+    ``result``: a :class:`~resdecay_lib.training.records.RunRecord`
+    (:func:`resdecay_lib.training.store.load_run`), or what :func:`run_result` returns or a result
+    JSON ``train`` or a sweep wrote, parsed (read as one). ``step``: one of its measured steps
+    (``result.measured_steps``), default the last one. The measurement read is the checkpoint's
+    ``measure[part]``, ``part`` the stream the blocks read (:func:`part_read` of
+    ``config.arch``): its per-sequence omega_k^2 curves (``omega_sq_per_sequence``,
+    [sequences, L]) and the Gram matrix of its summands (``gram``, [L+1, L+1]). The fit is
+    Chapter 7's and ``measure``'s: :func:`resdecay_lib.nn.probe.exponent` over k =
+    ``k_min``..L, a percentile bootstrap over sequences at ``level`` (2000 replicates, seed 0),
+    and the theorem's exponent over the same k in the convention the stored Gram's rho chooses
+    (:func:`resdecay_lib.stats.exponents.convention`). Its point estimate is the least-squares
+    slope of log of the mean curve on log k, Chapter 7's per-seed exponent
     (:func:`resdecay_lib.analysis.training_analysis.curve_exponent`).
 
     A result without these fields, or with a malformed one, raises ``ValueError`` in one line
-    naming the field (``result: config.arch ...``, ``result: checkpoints[step=400].measure.stream.gram ...``);
-    a step that was not measured names ``step`` and the measured steps; a ``k_min`` that
-    leaves fewer than three blocks to fit names ``k_min``.
+    naming the field (``run pre_ln_L4_s0: config must hold ...``, ``result:
+    checkpoints[step=400].measure.stream.gram ...``); a step that was not measured names
+    ``step`` and the measured steps; a ``k_min`` that leaves fewer than three blocks to fit
+    names ``k_min``.
     """
-    conf = _field(result.get("config"), "config", dict, "the run's TrainConfig fields (a dict)")
-    arch = conf.get("arch")
-    if not isinstance(arch, str) or arch not in ARCH_NAMES:
-        raise ValueError(f"result: config.arch must be one of {sorted(ARCH_NAMES)}, got {show(arch)}")
-    L = _field(conf.get("n_layer"), "config.n_layer", int, "the run's depth (an integer >= 1)")
-    if L < 1:
-        raise ValueError(f"result: config.n_layer must be the run's depth (an integer >= 1), got {L}")
-    name = result.get("name") if isinstance(result.get("name"), str) else f"{arch}_L{L}"
-    cks = _field(result.get("checkpoints"), "checkpoints", list, "a list of checkpoint records")
-    measured = {}
-    for i, c in enumerate(cks):
-        _field(c, f"checkpoints[{i}]", dict, "a checkpoint record {step, val_loss, measure}")
-        if "measure" in c:
-            measured[_field(c.get("step"), f"checkpoints[{i}].step", int, "a step (an integer >= 0)")] = c
+    r = as_run(result, "result")
+    arch, L, name = r.arch, r.n_layer, r.name
+    measured = {c.step: c for c in r.checkpoints if c.measure is not None}
     if not measured:
         raise ValueError(f"result: checkpoints holds no measured step (no record with a 'measure'): run {name} "
                          f"was not measured")
@@ -302,15 +287,16 @@ def stored_exponent(result: dict, step: int | None = None, k_min: int = K_MIN, l
         raise ValueError(f"step must be one of the steps run {name} was measured at {sorted(measured)}, got {step}")
     part = part_read(arch)
     where = f"checkpoints[step={step}].measure"
-    meas = _field(measured[step]["measure"], where, dict, "a measurement record (measure_zoo's)")
-    rec = _field(meas.get(part), f"{where}.{part}", dict,
-                 f"the measurement of the stream the blocks read ({part!r} of {arch})")
-    per = _stored_array(rec.get("omega_sq_per_sequence"), f"{where}.{part}.omega_sq_per_sequence",
+    rec = measured[step].measure.get(part)
+    if rec is None:
+        raise ValueError(f"result: {where}.{part} must be the measurement of the stream the blocks read "
+                         f"({part!r} of {arch}), got None")
+    per = _stored_array(rec.omega_sq_per_sequence, f"{where}.{part}.omega_sq_per_sequence",
                         f"[sequences, L = {L}]", 2)
     if per.shape[1] != L:
         raise ValueError(f"result: {where}.{part}.omega_sq_per_sequence must have L = {L} columns (config.n_layer), "
                          f"got shape {per.shape}")
-    G = _stored_array(rec.get("gram"), f"{where}.{part}.gram", f"[L+1, L+1] = [{L + 1}, {L + 1}]", 2)
+    G = _stored_array(rec.gram, f"{where}.{part}.gram", f"[L+1, L+1] = [{L + 1}, {L + 1}]", 2)
     if G.shape != (L + 1, L + 1):
         raise ValueError(f"result: {where}.{part}.gram must be [L+1, L+1] = [{L + 1}, {L + 1}] (config.n_layer "
                          f"{L}), got shape {G.shape}")
@@ -331,15 +317,13 @@ def stored_exponent(result: dict, step: int | None = None, k_min: int = K_MIN, l
     for m in LayerChange.METRICS:
         for key in (m, m + "_se"):
             try:
-                v = np.asarray(rec.get(key), dtype=np.float64)
+                v = np.asarray(rec.metrics.get(key), dtype=np.float64)
             except (TypeError, ValueError):
                 v = nan
             means[key] = v if v.shape == (L,) else nan
     means["omega_sq"] = per.mean(0)
     means["omega_sq_se"] = per.std(0, ddof=1) / np.sqrt(n) if n > 1 else nan
-    block = conf.get("block_size")
-    change = LayerChange(k=np.arange(1, L + 1, dtype=np.int64), n_sequences=n,
-                         n_tokens=n * block if isinstance(block, int) and not isinstance(block, bool) else 0,
+    change = LayerChange(k=np.arange(1, L + 1, dtype=np.int64), n_sequences=n, n_tokens=n * r.config.block_size,
                          per_sequence={"omega_sq": per}, **means)
     try:
         return exponent(change, k_min=k_min, level=level, gram=G)

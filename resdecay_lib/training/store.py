@@ -42,10 +42,11 @@ from ..checks import (ArgumentTypeError, DeviceName, Instance, Name, PathArg, Re
                       check_out_file, one_line, show)
 from ..nn.config import ARCH_NAMES, GPTConfig, validate_config
 from .plan import RunPlan, TrainConfig
+from .records import RunRecord
 from .engines import check_slurm
 
 __all__ = ["SPEC_KEYS", "STALE_AFTER_S", "SweepSpec", "load_sweep", "sweep_runs", "run_id", "result_path",
-           "plan_of", "replacing", "write_atomic", "write_json_atomic", "read_result", "RESULT_STATUSES",
+           "plan_of", "replacing", "write_atomic", "write_json_atomic", "read_result", "load_run",
            "pid_alive", "claim",
            "release", "code_version", "library_versions", "cpu_model", "cpu_capability", "machine",
            "peak_rss_mib", "measurement_provenance"]
@@ -289,78 +290,26 @@ def write_json_atomic(obj, path: str | Path) -> None:
     write_atomic(path, text)
 
 
-#: the statuses a stored result may hold (:func:`resdecay_lib.training.runs.run_result`'s):
-#: "ok" (finished), "partial" (stopped at ``stop_at``), "non_finite" (diverged: a result too)
-RESULT_STATUSES = ("ok", "partial", "non_finite")
 #: a result file's name as the store gives it (:func:`run_id`): ``<arch>_L<depth>_s<seed>[_lr<rate>].json``
 _RUN_FILE = re.compile(rf"({'|'.join(map(re.escape, sorted(ARCH_NAMES)))})_L[0-9]+_s[0-9]+(_lr[0-9.e+-]+)?\.json")
 
 
-def _real(value) -> bool:
-    return not isinstance(value, bool) and isinstance(value, numbers.Real) and math.isfinite(value)
-
-
-def _step_records(key, value, need_mean: bool):
-    if not isinstance(value, list):
-        return f"{key} must be a list of step records, got {type(value).__name__}"
-    for i, r in enumerate(value):
-        if not isinstance(r, dict) or isinstance(r.get("step"), bool) or not isinstance(r.get("step"), int) \
-                or r["step"] < 0:
-            return f"{key}[{i}] must be a record with an integer step >= 0, got {show(r)}"
-        if need_mean and r.get("mean") is not None and not _real(r.get("mean")):
-            return f"{key}[{i}].mean must be a finite number (or null), got {show(r.get('mean'))}"
-    return None
-
-
 def _result_problem(res, cfg: TrainConfig | None = None) -> str | None:
-    """What is wrong with a parsed result record, naming the field (None: nothing).
-
-    Checked, because a sweep counts a result that reads as done and the analysis reads these
-    fields: a dict; ``status`` one of :data:`RESULT_STATUSES`; ``config`` a dict of exactly the
-    :class:`~resdecay_lib.training.plan.TrainConfig` fields, each inside its domain (and equal to
-    ``cfg``'s when given); ``name`` a str; ``val_curve`` and ``checkpoints`` lists of records
-    with an integer ``step`` (a curve's ``mean`` finite or null, as a diverged run writes it);
-    for "ok", ``final.val_loss.mean`` a finite number and ``final.val_loss.se`` a finite
-    number >= 0; for "non_finite", ``failed_step`` an integer >= 0."""
+    """What is wrong with a parsed result record, naming the field (None: nothing): what
+    :meth:`~resdecay_lib.training.records.RunRecord.from_dict` refuses (a sweep counts a result
+    that reads as done and never runs it again, and the analysis reads these fields), or, with
+    ``cfg``, a record of another configuration."""
     if not isinstance(res, dict):
         return f"it must be a JSON object (a result record), got {type(res).__name__}"
     missing = [k for k in ("config", "status") if k not in res]
     if missing:
         return f"it lacks {missing}"
-    status = res["status"]
-    if not isinstance(status, str) or status not in RESULT_STATUSES:
-        return f"status must be one of {list(RESULT_STATUSES)}, got {show(status)}"
-    conf = res["config"]
-    names = {f.name for f in fields(TrainConfig)}
-    if not isinstance(conf, dict) or set(conf) != names:
-        got = sorted(set(conf) ^ names) if isinstance(conf, dict) else type(conf).__name__
-        return f"config must be a dict of the TrainConfig fields {sorted(names)}, got (differing) {show(got)}"
     try:
-        TrainConfig.from_dict(conf)
-    except (TypeError, ValueError) as exc:
-        return f"config: {one_line(exc)}"
-    if cfg is not None and conf != json.loads(json.dumps(asdict(cfg))):
-        return f"it holds another configuration: {show(conf, 300)}"
-    if not isinstance(res.get("name"), str) or not res["name"].strip():
-        return f"name must be the run's name (a non-empty str), got {show(res.get('name'))}"
-    for key, need_mean in (("val_curve", True), ("checkpoints", False)):
-        if key in res or status == "ok":
-            problem = _step_records(key, res.get(key), need_mean)
-            if problem:
-                return problem
-    if status == "ok":
-        final = res.get("final")
-        vl = final.get("val_loss") if isinstance(final, dict) else None
-        if not isinstance(vl, dict):
-            return f"final.val_loss must be a record {{mean, se}}, got {show(vl if isinstance(final, dict) else final)}"
-        if not _real(vl.get("mean")):
-            return f"final.val_loss.mean must be a finite number, got {show(vl.get('mean'))}"
-        if not _real(vl.get("se")) or vl["se"] < 0:
-            return f"final.val_loss.se must be a finite number >= 0, got {show(vl.get('se'))}"
-    if status == "non_finite":
-        fs = res.get("failed_step")
-        if isinstance(fs, bool) or not isinstance(fs, int) or fs < 0:
-            return f"failed_step must be an integer >= 0, got {show(fs)}"
+        RunRecord.from_dict(res)
+    except (ArgumentTypeError, ValueError) as exc:
+        return one_line(exc).split(": ", 1)[-1]
+    if cfg is not None and res["config"] != json.loads(json.dumps(asdict(cfg))):
+        return f"it holds another configuration: {show(res['config'], 300)}"
     return None
 
 
@@ -405,7 +354,7 @@ def read_result(path: Path, cfg: TrainConfig | None = None):
     if why is None:
         why = _result_problem(res, cfg)
         if why is None:
-            return res, None
+            return RunRecord.from_dict(res), None
     if not own:
         raise ValueError(f"path {str(path)!r} is not a result file ({why}) and not named as one: "
                          f"refused, left as it is")
@@ -415,6 +364,29 @@ def read_result(path: Path, cfg: TrainConfig | None = None):
     except FileNotFoundError:      # another process moved it first
         return None, f"{path} was not a usable result ({why}); re-running"
     return None, f"{path} was not a usable result ({why}); moved to {aside.name}, re-running"
+
+
+@accepts(path=PathArg(), name=Name())
+def load_run(path, name: str = "path") -> RunRecord:
+    """The stored run result at ``path`` (a JSON file), read and checked as a
+    :class:`~resdecay_lib.training.records.RunRecord`; ValueError in one line naming ``name``
+    (the parameter, or the command's argument), the path and the field when it is missing, not
+    JSON, not a run result, or not one of :data:`~resdecay_lib.training.records.RUN_SCHEMA`. The
+    analysis and the commands read every stored run through here (:func:`read_result` is the
+    sweep's reader, which also moves a broken result aside)."""
+    path = check_in_file(name, path)
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError, UnicodeDecodeError) as exc:
+        raise ValueError(f"{name} {str(path)!r} is not JSON ({type(exc).__name__}: {one_line(exc)[:200]})") from None
+    if not isinstance(raw, dict) or not {"config", "status"} <= set(raw):
+        got = sorted(raw)[:8] if isinstance(raw, dict) else type(raw).__name__
+        raise ValueError(f"{name} {str(path)!r} is not a run result (a JSON object with config, status and "
+                         f"checkpoints, as train or a sweep writes it), got {show(got)}")
+    try:
+        return RunRecord.from_dict(raw)
+    except (ArgumentTypeError, ValueError) as exc:
+        raise ValueError(f"{name} {str(path)!r}: {one_line(exc)}") from None
 
 
 # ----------------------------------------------------------------------------- claims

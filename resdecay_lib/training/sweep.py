@@ -57,6 +57,7 @@ from ..nn.device import cache_dir
 from .plan import TrainConfig
 from .data import CorpusUnavailable, cache_folder, shakespeare_text
 from .runs import run_result
+from .records import RunRecord
 from .store import (SweepSpec, claim, code_version, load_sweep, plan_of, read_result, release, result_path, run_id,
                     sweep_runs, write_json_atomic)
 from .train import CheckpointUnreadable, ForeignCheckpoint, clean_checkpoint_temporaries, discard_checkpoint
@@ -159,13 +160,14 @@ def run_one(spec: dict, cfg_dict: dict, root: str, code: str, progress=None,
             print(f"{name}: {exc}; {discard_checkpoint(ck)}, restarting the run from step 0", file=sys.stderr)
             res = run_result(cfg, plan_of(spec), checkpoint=ck, progress=progress, code=code, weights=wts)
         write_json_atomic(res, path)
-        if res["status"] == "ok":
+        res = RunRecord.from_dict(res)          # what the store will read back, checked
+        if res.status == "ok":
             ck.unlink(missing_ok=True)  # a non-finite run keeps its last good checkpoint
             _remove_if_empty(ck.parent)
         else:
-            note = (note + "; " if note else "") + f"failed at step {res.get('failed_step')}"
-        kept = f", weights in {wts.name}" if wts is not None and res["status"] == "ok" else ""
-        return name, (note + "; " if note else "") + f"{res['status']}, {res['wall_time_s']:.0f} s{kept}"
+            note = (note + "; " if note else "") + f"failed at step {res.failed_step}"
+        kept = f", weights in {wts.name}" if wts is not None and res.status == "ok" else ""
+        return name, (note + "; " if note else "") + f"{res.status}, {res.wall_time_s:.0f} s{kept}"
     finally:
         stop.set()
         release(held)

@@ -26,13 +26,14 @@ Size: 4 bytes per parameter plus about 1 kB per tensor of torch's zip archive (4
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
 import torch
 
 from ..checks import DeviceName, Instance, Int, PathArg, Text, accepts, check_in_file, check_out_file, one_line, show
 from .plan import TrainConfig
+from .records import RunRecord, as_run
 from .store import replacing
 
 __all__ = ["WEIGHTS_FORMAT", "WEIGHTS_SUFFIX", "StoredWeights", "weights_path", "save_weights", "load_weights"]
@@ -121,12 +122,14 @@ class StoredWeights:
         return m.to(device).eval()
 
 
-@accepts(path=PathArg(), stored=Instance(dict, "the stored result of the weights' run (its JSON, parsed)", none=True))
-def load_weights(path: str | Path, stored: dict | None = None) -> StoredWeights:
+@accepts(path=PathArg(), stored=Instance((RunRecord, dict), "the stored result of the weights' run (a RunRecord, or "
+                                                           "its JSON, parsed)", none=True))
+def load_weights(path: str | Path, stored=None) -> StoredWeights:
     """Read the weights file at ``path`` (``torch.load(..., weights_only=True)``), checked
     whole: the library's format marker, every key of :func:`save_weights`, a valid
     configuration, a ``state_dict`` of finite float32 tensors. ``stored``: the result of the
-    run the weights should be (a result JSON, parsed): its ``name`` and ``config`` must be the
+    run the weights should be (a :class:`~resdecay_lib.training.records.RunRecord`, or its JSON,
+    parsed): its ``name`` and ``config`` must be the
     weights'. ``ValueError`` in one line naming the path and what is wrong otherwise."""
     path = check_in_file("path", path)
     where = f"weights file {str(path)!r}"
@@ -156,9 +159,10 @@ def load_weights(path: str | Path, stored: dict | None = None) -> StoredWeights:
         raise ValueError(f"{where}: step must be the configuration's last step {cfg.steps} (final weights), got "
                          f"{raw['step']}")
     if stored is not None:
-        if stored.get("name") != raw["name"] or stored.get("config") != raw["config"]:
+        stored = as_run(stored, "stored")
+        if stored.name != raw["name"] or stored.config != cfg:
             raise ValueError(f"{where} holds the weights of run {raw['name']!r} ({show(raw['config'], 200)}), not "
-                             f"those of stored {show(stored.get('name'))} ({show(stored.get('config'), 200)})")
-        if stored.get("status") != "ok":
-            raise ValueError(f"stored must be a finished run (status 'ok'), got status {show(stored.get('status'))}")
+                             f"those of stored {show(stored.name)} ({show(asdict(stored.config), 200)})")
+        if stored.status != "ok":
+            raise ValueError(f"stored must be a finished run (status 'ok'), got status {show(stored.status)}")
     return StoredWeights(raw["name"], cfg, raw["step"], raw["vocab_size"], raw["provenance"], raw["state_dict"], path)

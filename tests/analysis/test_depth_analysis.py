@@ -1,4 +1,5 @@
 """Tests of resdecay_lib.analysis.depth_analysis: the cost of depth in the trained networks."""
+import dataclasses
 import math
 
 import numpy as np
@@ -116,7 +117,8 @@ def test_gaps_by_depth_pairs_pre_ln_with_the_fix_seed_by_seed_at_each_shared_dep
 
 def test_a_depth_with_fewer_than_three_paired_seeds_has_no_interval():
     runs = _runs({("pre_ln", 4): [2.0, 2.1, 2.2], ("resi_dual", 4): [1.9, 2.1, 2.0]})
-    runs[("resi_dual", 4, 2)] = {**runs[("resi_dual", 4, 2)], "status": "non_finite"}
+    runs[("resi_dual", 4, 2)] = dataclasses.replace(runs[("resi_dual", 4, 2)], status="non_finite", final=None,
+                                                   failed_step=50)
     (gap,) = depth_analysis.gaps_by_depth(runs)
     assert gap.seeds == (0, 1) and gap.interval is None
 

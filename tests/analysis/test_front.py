@@ -6,6 +6,7 @@ import pytest
 
 from resdecay_lib.analysis import front
 from resdecay_lib.maths import theory
+from sweep_fixtures import run_dict
 
 
 def _gram(front_var=(0.04, 25.0, 7.0, 2.0), bulk=1.3, L=24, last=5.0, align=0.0):
@@ -223,8 +224,7 @@ def _late_sweep(changes, L=8, steps=(6000, 10800)):
     for s, d in enumerate(changes):
         ck = [{"step": st, "measure": {"stream": {"omega_sq_per_sequence": np.tile(0.5 * k ** b, (2, 1)).tolist()}}}
               for st, b in zip(steps, (-0.3, -0.3 + d))]
-        runs[("pre_ln", L, s)] = {"name": f"pre_ln_L{L}_s{s}", "status": "ok", "seed": s,
-                                  "config": {"arch": "pre_ln"}, "checkpoints": ck}
+        runs[("pre_ln", L, s)] = run_dict(arch="pre_ln", L=L, seed=s, checkpoints=ck)
     spec = {"name": "long", "archs": ["pre_ln"], "seeds": list(range(len(changes))), "depths": {"pre_ln": [L]},
             "plan": {"measure_steps": list(steps)}}
     return training_analysis.StoredSweep(spec, runs)

@@ -1,5 +1,6 @@
 """Tests of resdecay_lib.analysis.training_analysis (the analysis of stored sweeps); resdecay_lib.stats.inference is
 tests/stats/test_inference.py, resdecay_lib.stats.exponents tests/stats/test_exponents.py."""
+import dataclasses
 import json
 import math
 
@@ -7,7 +8,7 @@ import numpy as np
 import pytest
 
 from resdecay_lib.analysis import training_analysis
-from sweep_fixtures import stored_run, stored_sweep
+from sweep_fixtures import run_dict, stored_run, stored_sweep
 
 
 # ----------------------------------------------------------------------------- curves
@@ -59,7 +60,8 @@ def test_departure_finds_the_feedback_case_and_the_independent_case():
 
 def test_flags_name_outliers_and_unconverged_runs():
     sw = stored_sweep({("pre_ln", 4): [2.0, 2.01, 2.5], ("pre_ln", 8): [1.9, 1.91, 1.905]})
-    sw.runs[("pre_ln", 8, 1)]["convergence"]["met"] = False
+    r = sw.runs[("pre_ln", 8, 1)]
+    sw.runs[("pre_ln", 8, 1)] = dataclasses.replace(r, convergence=dataclasses.replace(r.convergence, met=False))
     flags = training_analysis.flag_runs(sw)
     assert set(flags) == {"pre_ln_L4_s2", "pre_ln_L8_s1"}
     assert "outlier" in flags["pre_ln_L4_s2"][0] and "not converged" in flags["pre_ln_L8_s1"][0]
@@ -102,8 +104,7 @@ def test_choose_lr_takes_the_lowest_final_loss_and_skips_diverged(tmp_path):
     spec = {"out": "p", "archs": ["pre_ln"], "depths": [2], "seeds": [0], "lrs": [0.001, 0.002, 0.004],
             "base": {"d_model": 16, "n_head": 2, "block_size": 16, "steps": 4, "warmup": 1}}
     for lr, loss, div in ((0.001, 2.0, False), (0.002, 1.5, True), (0.004, 1.8, False)):
-        r = {"status": "ok", "config": {"lr": lr}, "convergence": {"diverged": div},
-             "final": {"val_loss": {"mean": loss}}}
+        r = run_dict(loss=loss, config={"lr": lr}, convergence={"diverged": div, "met": True})
         (out / f"pre_ln_L2_s0_lr{lr:g}.json").write_text(json.dumps(r))
     got = training_analysis.choose_lr(spec, tmp_path)["pre_ln"]
     assert got["lr"] == 0.004 and got["losses"][0.002] is None
@@ -116,8 +117,7 @@ def _pilot(tmp_path, folder, archs_losses, steps):
     lrs = sorted({lr for v in archs_losses.values() for lr in v})
     for a, losses in archs_losses.items():
         for lr, loss in losses.items():
-            r = {"status": "ok", "config": {"lr": lr}, "convergence": {"diverged": False},
-                 "final": {"val_loss": {"mean": loss}}}
+            r = run_dict(arch=a, loss=loss, config={"lr": lr})
             (out / f"{a}_L2_s0_lr{lr:g}.json").write_text(json.dumps(r))
     return {"out": folder, "archs": archs, "depths": [2], "seeds": [0], "lrs": lrs,
             "base": {"d_model": 16, "n_head": 2, "block_size": 16, "steps": steps, "warmup": 1}}
@@ -151,8 +151,7 @@ def _exponent_sweep(exponents_by_seed, steps, L=8, name="long"):
     for s, bs in enumerate(exponents_by_seed):
         ck = [{"step": st, "measure": {"stream": {"omega_sq_per_sequence": np.tile(0.5 * k ** b, (2, 1)).tolist()}}}
               for st, b in zip(steps, bs)]
-        runs[("pre_ln", L, s)] = {"name": f"pre_ln_L{L}_s{s}", "status": "ok", "seed": s,
-                                  "config": {"arch": "pre_ln"}, "checkpoints": ck}
+        runs[("pre_ln", L, s)] = run_dict(arch="pre_ln", L=L, seed=s, checkpoints=ck)
     spec = {"name": name, "archs": ["pre_ln"], "seeds": list(range(len(exponents_by_seed))),
             "depths": {"pre_ln": [L]}, "plan": {"measure_steps": list(steps)}}
     return training_analysis.StoredSweep(spec, runs)
@@ -235,14 +234,14 @@ def _sweep_spec(seeds, archs, depths, lr=0.006, out="results/x"):
 
 def test_merged_sweeps_read_as_one_grid_and_refuse_another_recipe():
     a = training_analysis.StoredSweep(_sweep_spec([0, 1], ["pre_ln"], {"pre_ln": [4]}),
-                                      {("pre_ln", 4, 0): {"name": "pre_ln_L4_s0"}}, ["pre_ln_L4_s1"])
+                                      {("pre_ln", 4, 0): run_dict(arch="pre_ln", L=4, seed=0)}, ["pre_ln_L4_s1"])
     b = training_analysis.StoredSweep(_sweep_spec([5], ["pre_ln", "resi_dual"], {"pre_ln": [4, 8], "resi_dual": [4]}),
-                                      {("pre_ln", 4, 5): {"name": "pre_ln_L4_s5"}}, ["resi_dual_L4_s5"])
+                                      {("pre_ln", 4, 5): run_dict(arch="pre_ln", L=4, seed=5)}, ["resi_dual_L4_s5"])
     m = training_analysis.merged(a, b)
     assert m.seeds == [0, 1, 5] and m.archs == ["pre_ln", "resi_dual"]
     assert m.depths("pre_ln") == [4, 8] and m.depths("resi_dual") == [4]
     assert set(m.runs) == {("pre_ln", 4, 0), ("pre_ln", 4, 5)} and m.missing == ["pre_ln_L4_s1", "resi_dual_L4_s5"]
-    assert training_analysis.subset(m, [5]).runs == {("pre_ln", 4, 5): {"name": "pre_ln_L4_s5"}}
+    assert {k: r.name for k, r in training_analysis.subset(m, [5]).runs.items()} == {("pre_ln", 4, 5): "pre_ln_L4_s5"}
     other = training_analysis.StoredSweep(_sweep_spec([2], ["pre_ln"], {"pre_ln": [4]}, lr=0.012), {})
     with pytest.raises(ValueError, match="one learning rate"):
         training_analysis.merged(a, other)

@@ -201,13 +201,13 @@ _M = ("checkpoints", -1, "measure", "stream")
 
 
 @pytest.mark.parametrize("path, value, words", [
-    (("config",), KeyError, ["result: config must be"]),
-    (("config", "arch"), "pre-ln", ["result: config.arch must be one of"]),
-    (("config", "n_layer"), "8", ["result: config.n_layer must be"]),
-    (("checkpoints",), {}, ["result: checkpoints must be a list"]),
+    (("config",), KeyError, ["run pre_ln_L8_s0: config is missing"]),
+    (("config", "arch"), "pre-ln", ["run pre_ln_L8_s0: config must hold the TrainConfig fields: arch must be one of"]),
+    (("config", "n_layer"), "8", ["run pre_ln_L8_s0: config must hold the TrainConfig fields: n_layer must be"]),
+    (("checkpoints",), {}, ["run pre_ln_L8_s0: checkpoints must be a list"]),
     (("checkpoints",), [], ["result: checkpoints holds no measured step"]),
-    (("checkpoints", -1, "step"), True, ["result: checkpoints[7].step must be"]),
-    (("checkpoints", -1, "measure"), [], ["result: checkpoints[step=3600].measure must be"]),
+    (("checkpoints", -1, "step"), True, ["run pre_ln_L8_s0: checkpoints[7].step must be"]),
+    (("checkpoints", -1, "measure"), [], ["run pre_ln_L8_s0: checkpoints[7].measure must be"]),
     (("checkpoints", -1, "measure", "stream"), KeyError, ["result: checkpoints[step=3600].measure.stream must be"]),
     (_M + ("gram",), KeyError, ["checkpoints[step=3600].measure.stream.gram must be"]),
     (_M + ("gram",), [[1.0, 2.0]], ["measure.stream.gram must be [L+1, L+1] = [9, 9]"]),
@@ -275,7 +275,7 @@ def test_analyse_exits_2_in_one_line_on_each_bad_input(tmp_path, capsys):
         ([str(fifo)], ["RUN.json must be a regular file", "FIFO"]),
         ([str(tmp_path / "notes.json")], ["is not JSON"]),
         ([str(tmp_path / "other.json")], ["is not a run result"]),
-        ([str(tmp_path / "badconfig.json")], ["config: n_layer must be"]),
+        ([str(tmp_path / "badconfig.json")], ["config must hold the TrainConfig fields: n_layer must be"]),
         ([str(bad_named)], ["checkpoints[step=3600].measure.stream.gram must be"]),
         ([str(good), "--step", "5"], ["--step must be one of the steps run pre_ln_L8_s0 was measured at"]),
         ([str(good), "--step", "x"], ["--step must be an integer"]),

@@ -28,6 +28,7 @@ from resdecay_lib.analysis import depth_analysis, training_analysis
 from resdecay_lib.__main__ import main
 from resdecay_lib.training.plan import RunPlan
 from resdecay_lib.training.plan import TrainConfig
+from sweep_fixtures import stored_config
 
 ROOT = Path(__file__).resolve().parents[2]
 NAN, INF = float("nan"), float("inf")
@@ -189,7 +190,7 @@ def _stored_run(seed, L=6):
     k = np.arange(1, L + 1)
     measure = {"stream": {"omega_sq_per_sequence": (np.tile(k ** -1.0, (2, 1)) * (1 + 0.01 * seed)).tolist(),
                           "gram": GRAM.tolist()}}
-    return {"name": f"pre_ln_L{L}_s{seed}", "status": "ok", "seed": seed, "config": {"arch": "pre_ln"},
+    return {"name": f"pre_ln_L{L}_s{seed}", "status": "ok", "seed": seed, "config": stored_config("pre_ln", L, seed),
             "convergence": {"met": True, "diverged": False, "improvement": 0.01},
             "final": {"val_loss": {"mean": 2.0 + 0.01 * seed, "se": 0.01},
                       "ablation": {"delta": list(np.linspace(1, 0.1, L) + 0.01 * seed), "delta_se": [0.01] * L}},
@@ -200,6 +201,7 @@ def _stored_run(seed, L=6):
 SW = training_analysis.StoredSweep({"archs": ["pre_ln"], "seeds": [0, 1, 2], "depths": {"pre_ln": [6]},
                     "plan": {"measure_steps": [0, 200]}}, {("pre_ln", 6, s): _stored_run(s) for s in range(3)})
 RUN = SW.runs[("pre_ln", 6, 0)]
+RUN_DICT = _stored_run(0)                            # the same run as stored (a dict)
 CELL = {"sweep": SW, "arch": "pre_ln", "L": 6}
 SWEEP = [None, {}, "abc", SW.spec, [SW]]
 ARCH = ["pre-ln", None, 3, ["pre_ln"]]
@@ -290,7 +292,8 @@ CASES += [
     ("gram_at/step", training_analysis.gram_at, {"r": RUN}, "step", STEP),
     ("ablation", depth_analysis.ablation, {}, "r", RUNS + [{"name": "x", "final": {}}]),
     ("loss_at_flops/r", depth_analysis.loss_at_flops, {"flops": 1e8}, "r",
-     RUNS + [{**RUN, "val_curve": []}, {**RUN, "flops_per_step": 0}, {**RUN, "val_curve": [{"step": 0}] * 3}]),
+     RUNS + [{**RUN_DICT, "val_curve": []}, {**RUN_DICT, "flops_per_step": 0},
+             {**RUN_DICT, "val_curve": [{"step": 0}] * 3}]),
     ("loss_at_flops/flops", depth_analysis.loss_at_flops, {"r": RUN}, "flops", POS),
     ("flag_runs/sweep", training_analysis.flag_runs, {}, "sweep", SWEEP),
     ("flag_runs/z", training_analysis.flag_runs, {"sweep": SW}, "z", POS),

@@ -3,6 +3,7 @@ outside its range or a record without its fields raises a one-line error naming 
 wrong, and an empty or degenerate input is refused instead of giving NaN or an empty answer
 that reads like missing data."""
 import copy
+import dataclasses
 import math
 
 import numpy as np
@@ -18,6 +19,7 @@ from resdecay_lib.nn import models
 from resdecay_lib.nn.config import GPTConfig
 from resdecay_lib.nn.hooks import patched_blocks
 from resdecay_lib.stats import fit
+from resdecay_lib.training.records import as_run
 from sweep_fixtures import stored_run, stored_sweep
 
 
@@ -58,8 +60,8 @@ def test_sweep_cell_and_complete_take_an_integer_depth_on_the_grid():
     with pytest.raises(ValueError, match=r"L must be one of the depths \[8\] of post_ln"):
         sw.complete("post_ln", 4)
     # valid calls answer as before (a numpy integer is an integer)
-    assert [r["name"] for r in sw.cell("pre_ln", np.int64(4))] == ["pre_ln_L4_s0", "pre_ln_L4_s1", "pre_ln_L4_s2"]
-    assert sw.cell("pre_ln", 4, {"pre_ln_L4_s1"})[1]["name"] == "pre_ln_L4_s2"
+    assert [r.name for r in sw.cell("pre_ln", np.int64(4))] == ["pre_ln_L4_s0", "pre_ln_L4_s1", "pre_ln_L4_s2"]
+    assert sw.cell("pre_ln", 4, {"pre_ln_L4_s1"})[1].name == "pre_ln_L4_s2"
     assert sw.complete("pre_ln", 8) and not training_analysis.StoredSweep(sw.spec, {}).complete("pre_ln", 8)
     assert training_analysis.StoredSweep(sw.spec, {}).cell("pre_ln", 8) == []      # on the grid, not stored: no runs
     with pytest.raises(ArgumentTypeError, match="exclude"):
@@ -210,7 +212,7 @@ def test_the_evidence_of_a_sweep_whose_deepest_pre_ln_runs_all_failed_is_refused
 def test_final_loss_refuses_a_record_without_a_valid_status_or_loss():
     r = stored_run("pre_ln_L24_s0", "pre_ln", 24, 0, 1.5)
     assert training_analysis.final_loss(r) == 1.5
-    assert math.isnan(training_analysis.final_loss({**r, "status": "non_finite"}))   # documented: a run that did not finish
+    assert math.isnan(training_analysis.final_loss({**r, "status": "non_finite", "failed_step": 10}))   # documented: a run that did not finish
     for status in (None, 3, "OK", ""):
         with pytest.raises(ValueError, match=r"run pre_ln_L24_s0: status") as info:
             training_analysis.final_loss({**r, "status": status})
@@ -222,20 +224,20 @@ def test_final_loss_refuses_a_record_without_a_valid_status_or_loss():
             training_analysis.final_loss(bad)
     bad = copy.deepcopy(r)
     del bad["final"]["val_loss"]
-    with pytest.raises(ValueError, match=r"run pre_ln_L24_s0: final\.val_loss\.mean is missing"):
+    with pytest.raises(ValueError, match=r"run pre_ln_L24_s0: final\.val_loss is missing"):
         training_analysis.final_loss(bad)
 
 
 def test_missing_fields_of_a_record_name_the_run_and_the_field_not_a_bare_key_error():
     sw = _sweep()
-    del sw.runs[("pre_ln", 4, 1)]["convergence"]
+    sw.runs[("pre_ln", 4, 1)] = dataclasses.replace(sw.runs[("pre_ln", 4, 1)], convergence=None)
     with pytest.raises(ValueError, match=r"run pre_ln_L4_s1: convergence(\.diverged)? is missing"):
         training_analysis.flag_runs(sw)
     r = stored_run("pre_ln_L4_s0", "pre_ln", 4, 0, 2.0)
     del r["final"]["ablation"]["delta_se"]
     with pytest.raises(ValueError, match=r"run pre_ln_L4_s0: final\.ablation\.delta_se is missing"):
         depth_analysis.ablation(r)
-    assert training_analysis.record_field(stored_run("x", "pre_ln", 4, 0, 2.0), "final.val_loss.mean") == 2.0
+    assert as_run(stored_run("x", "pre_ln", 4, 0, 2.0)).final.val_loss.mean == 2.0      # the record reads
 
 
 # ----------------------------------------------------------------------------- 8. equal_depth_gap

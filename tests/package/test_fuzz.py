@@ -107,7 +107,8 @@ SPEC = sweep.load_sweep({"out": "sweep", "archs": ["pre_ln"], "depths": [1], "se
 CORPUS = data.Corpus("tiny", np.arange(60) % 3, np.arange(30) % 3, data.CharVocab(("\x00", "a", "b")))
 CURVE = [{"step": 0, "mean": 4.0}, {"step": 6, "mean": 3.0}, {"step": 12, "mean": 2.9}]
 #: a stored run result with the fields stored_exponent reads: L = 4, three sequences, measured at step 4
-STORED = {"name": "pre_ln_L4_s0", "status": "ok", "config": {**dataclasses.asdict(CFG), "n_layer": 4},
+STORED = {"name": "pre_ln_L4_s0", "status": "ok", "seed": 0, "config": {**dataclasses.asdict(CFG), "n_layer": 4},
+          "final": {"val_loss": {"mean": 2.0, "se": 0.01}}, "val_curve": [],
           "checkpoints": [{"step": 4, "measure": {"stream": {
               "omega_sq_per_sequence": np.outer([1.0, 1.2, 0.9], np.arange(1.0, 5.0) ** -1.0).tolist(),
               "gram": (np.eye(5) + 0.1).tolist()}}}]}
@@ -130,6 +131,7 @@ class _ByInputIds(torch.nn.Module):
 
 HF_LIKE = _ByInputIds(MODEL)
 (TMP / "claims").mkdir()
+(TMP / "pre_ln_L4_s0.json").write_text(json.dumps(STORED))          # a stored run result, as a file
 (TMP / "pretrained").mkdir()
 (TMP / "pretrained" / "tiny__pydoc.json").write_text(json.dumps(   # a tiny stored record: L = 2, one sequence
     {"model": "tiny", "n_layer": 2, "cost_kind": "next_token", "text": "pydoc",
@@ -270,6 +272,7 @@ EXAMPLES = {
     "stats.inference.spearman": (dict(x=[1.0, 2.0, 3.0, 4.0], y=[1.0, 3.0, 2.0, 5.0]), True),
     # sweep
     "training.store.load_sweep": (dict(path_or_dict=dict(SPEC)), True),
+    "training.store.load_run": (dict(path=TMP / "pre_ln_L4_s0.json", name="path"), True),
     "training.store.plan_of": (dict(spec=SPEC), True),
     "training.store.sweep_runs": (dict(spec=SPEC), True),
     "training.store.run_id": (dict(spec=SPEC, cfg=CFG), True),

@@ -130,7 +130,8 @@ class _Tracked(dict):
         return super().__getitem__(key)
 
     def get(self, key, default=None):
-        self._log.append(self._path + (key,))
+        if key in self:                     # an optional key the record lacks cannot be damaged
+            self._log.append(self._path + (key,))
         return super().get(key, default)
 
 

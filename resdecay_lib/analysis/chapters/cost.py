@@ -193,7 +193,7 @@ def _seed_loss(sweep, a, L, s, excluded) -> str:
     r = sweep.runs.get((a, L, s))
     if r is None:
         return "not stored"
-    return f"{training_analysis.final_loss(r):.3f}" + ("\\*" if r["name"] in excluded else "")
+    return f"{training_analysis.final_loss(r):.3f}" + ("\\*" if r.name in excluded else "")
 
 
 # ----------------------------------------------------------------------------- results
@@ -364,7 +364,7 @@ def _weights_of(root, sweep):
     small = sweep.runs.get(("pre_ln", min(sweep.depths("pre_ln")), sweep.seeds[0]))
     if small is None:
         raise ValueError(f"sweep {sweep.name} has no stored result of its smallest Pre-LN run, seed {sweep.seeds[0]}")
-    return small, weights_path(Path(root) / sweep.spec["out"] / f"{small['name']}.json")
+    return small, weights_path(Path(root) / sweep.spec["out"] / f"{small.name}.json")
 
 
 def chapter(root) -> CostResult:
@@ -376,7 +376,7 @@ def chapter(root) -> CostResult:
     excluded = set(flags)
     final = sweep.measure_steps[-1]
     stored = (f"{len(sweep.runs)} runs stored; missing: {', '.join(sweep.missing) or 'none'}. Deeper Pre-LN rungs "
-              f"stored: {', '.join(sorted(r['name'] for r in deep_runs)) or 'none'}; missing: "
+              f"stored: {', '.join(sorted(r.name for r in deep_runs)) or 'none'}; missing: "
               f"{', '.join(m for d in deep_sweeps for m in d.missing) or 'none'}")
 
     # -- removing block k: drawn at the deepest depth >= 8 with two finished seeds (an error
@@ -385,7 +385,7 @@ def chapter(root) -> CostResult:
     profiles, block1, later_max, trend, abl_rows = {}, {}, {}, {}, []
     for a in sweep.archs:
         Ld = sweep.deepest(a, (), min_seeds=2, min_depth=8) or sweep.deepest(a, (), min_seeds=1, min_depth=8)
-        d = np.array([depth_analysis.ablation(r)[0] for r in sweep.cell(a, Ld) if r["status"] == "ok"])  # [S, L]
+        d = np.array([depth_analysis.ablation(r)[0] for r in sweep.cell(a, Ld) if r.status == "ok"])  # [S, L]
         se = d.std(0, ddof=1) / math.sqrt(len(d)) if len(d) > 1 else np.full(Ld, np.nan)
         profiles[f"{NAMES[a]}, L = {Ld} ({len(d)} seed{'s' if len(d) > 1 else ''})"] = (d.mean(0), se)
         block1[a], later_max[a] = float(d.mean(0)[0]), float(d.mean(0)[1:].max())
@@ -404,12 +404,12 @@ def chapter(root) -> CostResult:
     ablation = Table.of(["placement", "L", "seeds", "block 1 (nats)", "later half / earlier half",
                          f"rho, k >= 2 ({ABLATION_LEVEL:.0%})", "rho per seed"], abl_rows)
     Lp = sweep.deepest("pre_ln", (), min_depth=8)
-    dpre = np.array([depth_analysis.ablation(r)[0] for r in sweep.cell("pre_ln", Lp) if r["status"] == "ok"])
+    dpre = np.array([depth_analysis.ablation(r)[0] for r in sweep.cell("pre_ln", Lp) if r.status == "ok"])
     half_seeds = [training_analysis.half_ratio(depth_analysis.ablation(r)[0])
-                  for r in sweep.cell("pre_ln", training_claims.TRAINED_L) if r["status"] == "ok"]
+                  for r in sweep.cell("pre_ln", training_claims.TRAINED_L) if r.status == "ok"]
 
     # -- validation loss against depth, at a fixed number of steps and at a fixed compute
-    budget = {a: sweep.runs[(a, FLOPS_DEPTH, sweep.seeds[0])]["flops_per_step"] * final for a in sweep.archs}
+    budget = {a: sweep.runs[(a, FLOPS_DEPTH, sweep.seeds[0])].flops_per_step * final for a in sweep.archs}
     cuts = {"steps": lambda a: training_analysis.final_loss,
             "flops": lambda a: (lambda r: depth_analysis.loss_at_flops(r, budget[a]))}
     ladders, panels, panels_kept, ladder_rows = {}, {}, {}, []
@@ -432,7 +432,7 @@ def chapter(root) -> CostResult:
                                                   for x, y, iv in lad.steps)])
     for d in deep_sweeps:          # the deeper Pre-LN rungs, drawn where at least three seeds are stored
         for L in d.depths("pre_ln"):
-            v = [training_analysis.final_loss(r) for r in d.cell("pre_ln", L) if r["status"] == "ok"]
+            v = [training_analysis.final_loss(r) for r in d.cell("pre_ln", L) if r.status == "ok"]
             if len(v) >= 3:
                 iv = stats.t_interval(v)
                 ds, m, lo, hi = panels["steps"]["pre_ln"]
@@ -447,8 +447,8 @@ def chapter(root) -> CostResult:
 
     # -- the depth law, per seed over every Pre-LN depth it has (the deeper rungs included)
     per_seed = {}
-    shallow = [(L, training_analysis.final_loss(r), r["name"]) for L in sweep.depths("pre_ln") if L < training_claims.DEPTH_MIN
-               for r in sweep.cell("pre_ln", L) if r["status"] == "ok"]
+    shallow = [(L, training_analysis.final_loss(r), r.name) for L in sweep.depths("pre_ln") if L < training_claims.DEPTH_MIN
+               for r in sweep.cell("pre_ln", L) if r.status == "ok"]
     for L, v, name in pts + shallow:
         per_seed.setdefault(int(name.rsplit("_s", 1)[1]), {})[L] = v
     fits = {s: depth_analysis.depth_law(sorted(p), [p[L] for L in sorted(p)])
@@ -475,10 +475,10 @@ def chapter(root) -> CostResult:
 
     # -- where the decay starts to cost accuracy: the ladder rung by rung, and the gap to ResiDual by depth
     pre_runs = {(a, L, s): r for (a, L, s), r in sweep.runs.items() if a == "pre_ln"}
-    pre_runs.update({("pre_ln", int(r["config"]["n_layer"]), int(r["seed"])): r for r in deep_runs})
+    pre_runs.update({("pre_ln", r.n_layer, r.seed): r for r in deep_runs})
     by_depth = {}
     for (_, L, s), r in pre_runs.items():
-        if training_analysis.run_status(r) == "ok" and math.isclose(r["config"]["lr"], training_claims.LADDER_LR):
+        if r.status == "ok" and math.isclose(r.config.lr, training_claims.LADDER_LR):
             by_depth.setdefault(L, {})[s] = training_analysis.final_loss(r)
     rungs = [(a, b) for a, b in zip(LADDER_DEPTHS, LADDER_DEPTHS[1:]) if a in by_depth and b in by_depth]
     gains = []
@@ -530,7 +530,7 @@ def chapter(root) -> CostResult:
     small, wfile = _weights_of(root, sweep)
     weights = load_weights(wfile, small)
     plan = plan_of(sweep.spec)
-    first_steps = {plan.resolve(sweep.runs[(a, min(sweep.depths(a)), sweep.seeds[0])]["config"]["steps"])[0][1]
+    first_steps = {plan.resolve(sweep.runs[(a, min(sweep.depths(a)), sweep.seeds[0])].config.steps)[0][1]
                    for a in sweep.archs}
     if len(first_steps) != 1:     # the prose names one step for every placement's first interval
         raise ValueError(f"sweep {sweep.name}: the first intervals of its smallest runs end at different steps "
@@ -546,7 +546,7 @@ def chapter(root) -> CostResult:
         gaps=gaps, gap_table=gap_table, lr=lr, evidence=evidence, seed_sets=seed_sets,
         seed_set_table=seed_set_table, gains=gains, gain_table=gain_table, depth_gaps=depth_gaps, growth=growth,
         onset=onset, gap_depth_table=gap_depth_table, first_step=first_steps.pop(),
-        weights_run=small["name"], weights_run_code=small["code_version"],
+        weights_run=small.name, weights_run_code=small.code_version,
         weights_file=Path(wfile).relative_to(root).as_posix(), weights_code=weights.provenance["code_version"])
 
 

@@ -844,7 +844,7 @@ class FrontResult:
 # ----------------------------------------------------------------------------- computing it
 
 def _ok(runs) -> list:
-    return [r for r in runs if r["status"] == "ok"]
+    return [r for r in runs if r.status == "ok"]
 
 
 def _predictions(pred: Mapping) -> tuple:
@@ -858,11 +858,11 @@ def _predictions(pred: Mapping) -> tuple:
     return tuple(out)
 
 
-def _order(order: Mapping, stored: Sequence[dict], missing: Sequence[str]) -> RunOrder:
+def _order(order: Mapping, stored: Sequence, missing: Sequence[str]) -> RunOrder:
     runs = []
     for r in stored:
-        entry = order["code_versions"].get(r["code_version"], {})
-        runs.append(OrderedRun(r["name"], r["code_version"], entry.get("committed", ""),
+        entry = order["code_versions"].get(r.code_version, {})
+        runs.append(OrderedRun(r.name, r.code_version, entry.get("committed", ""),
                                bool(entry.get("descends_from_predictions", False))))
     return RunOrder(order["predictions"]["commit"], order["predictions"]["committed"], tuple(runs), tuple(missing))
 
@@ -905,10 +905,10 @@ def chapter(root) -> FrontResult:
         for r in _ok(sw.cell("pre_ln", L)):
             om = training_analysis.omega_per_sequence(r, final).mean(0)
             sl = front_models.curve_slopes(om)
-            runs.append(DeepRun(r["name"], L, om, sl, front_models.position(sl["half_end"], L, pred),
+            runs.append(DeepRun(r.name, L, om, sl, front_models.position(sl["half_end"], L, pred),
                                 front_models.against_front(sl[front_models.PRIMARY_WINDOW], L, pred),
                                 front_models.block_profile(training_analysis.gram_at(r, final)), training_analysis.final_loss(r),
-                                bool(r["convergence"]["met"])))
+                                r.convergence.met))
     u = [r.u for r in runs]
     position = stats.t_interval(u, 1 - front_models.CLAIM_ALPHA) if len(u) >= 3 else None
     u96 = tuple(r.u for r in runs if r.L == 96)
@@ -920,8 +920,8 @@ def chapter(root) -> FrontResult:
     # the shifted law against a power law: the source sweep's depth-24 runs, the deeper and
     # longer runs (at their own final step), the pretrained models
     def last(r):
-        return r["checkpoints"][-1]["step"]
-    candidates = [(r["name"], last(r) if last(r) != final else None,
+        return r.checkpoints[-1].step
+    candidates = [(r.name, last(r) if last(r) != final else None,
                    training_analysis.omega_per_sequence(r, last(r)).mean(0), training_analysis.gram_at(r, last(r)))
                   for r in [*_ok(src.cell("pre_ln", 24)), *_ok(stored)]]
     records = pretrained_analysis.load_records(root / "results" / "pretrained")
@@ -935,14 +935,14 @@ def chapter(root) -> FrontResult:
     settle, k0_long, k0_short = None, {}, {}
     if len(long_ok) >= 3:
         settle = training_analysis.settling(longer, src, "pre_ln", 24)
-        k0_long = {r["seed"]: front_models.block_profile(training_analysis.gram_at(r, training_analysis.SETTLE_STEPS[1])).k0 for r in long_ok}
+        k0_long = {r.seed: front_models.block_profile(training_analysis.gram_at(r, training_analysis.SETTLE_STEPS[1])).k0 for r in long_ok}
         k0_short = {s: front_models.block_profile(training_analysis.gram_at(src.runs[("pre_ln", 24, s)], final)).k0
                     for s in k0_long if ("pre_ln", 24, s) in src.runs}
 
     # at twice the width
-    wide = tuple(WideRun(r["name"], training_analysis.curve_exponent(training_analysis.omega_per_sequence(r, final).mean(0), 2),
+    wide = tuple(WideRun(r.name, training_analysis.curve_exponent(training_analysis.omega_per_sequence(r, final).mean(0), 2),
                          front_models.block_profile(training_analysis.gram_at(r, final)), training_analysis.final_loss(r),
-                         bool(r["convergence"]["met"])) for r in _ok(wide_sweep.cell("pre_ln", 24)))
+                         r.convergence.met) for r in _ok(wide_sweep.cell("pre_ln", 24)))
     w64 = w128 = how = None
     if len(wide) >= 3:
         w64 = training_analysis.exponent_fit(src, "pre_ln", 24, final).interval
@@ -954,11 +954,11 @@ def chapter(root) -> FrontResult:
     k0_by_depth = {pred["source"]["L"]: tuple(front_models.block_profile(training_analysis.gram_at(r, final)).k0
                                               for r in _ok(src.cell("pre_ln", pred["source"]["L"])))}
     k0_by_depth |= {L: tuple(r.profile.k0 for r in runs if r.L == L) for L in deep}
-    source_slopes = {r["name"]: front_models.curve_slopes(training_analysis.omega_per_sequence(r, pred["source"]["step"]).mean(0))
-                     for r in _ok(src.cell(pred["source"]["arch"], pred["source"]["L"])) if r["name"] in pred["runs"]}
+    source_slopes = {r.name: front_models.curve_slopes(training_analysis.omega_per_sequence(r, pred["source"]["step"]).mean(0))
+                     for r in _ok(src.cell(pred["source"]["arch"], pred["source"]["L"])) if r.name in pred["runs"]}
     settle_exp = (front_models.settling_at_margin(longer, "pre_ln", 24, ledger.EXP_MARGIN) if len(long_ok) >= 3
                   else None)
-    schedules = {front_models.schedule(r["config"]) for r in long_ok}
+    schedules = {front_models.schedule(r.config) for r in long_ok}
     if len(schedules) > 1:
         raise ValueError(f"the 10,800-step runs record {len(schedules)} different schedules; the chapter reads one")
 

@@ -544,19 +544,19 @@ class TrainingResult:
 # ----------------------------------------------------------------------------- computing it
 
 def _curve(r) -> tuple:
-    return (np.array([p["step"] for p in r["val_curve"]]), np.array([p["mean"] for p in r["val_curve"]]))
+    return (np.array([p.step for p in r.val_curve]), np.array([p.mean for p in r.val_curve]))
 
 
 def _failed_run(root: Path, sweep, chosen: dict) -> FailedRun:
     """The failed run at the short pilot's top rate, beside the sweep's run at the rate chosen."""
     failed, _ = read_result(root / "results" / "lr_pilot_long" / "peri_ln_L16_s0_lr0.096.json")
-    fa, fL, fs = failed["config"]["arch"], failed["config"]["n_layer"], failed["seed"]
-    mid = next(p for p in failed["val_curve"] if p["step"] >= failed["config"]["steps"] // 8)   # an eighth of the run
+    fa, fL, fs = failed.arch, failed.n_layer, failed.seed
+    mid = next(p for p in failed.val_curve if p.step >= failed.config.steps // 8)   # an eighth of the run
     kept = sweep.runs.get((fa, fL, fs))
-    curves = {f"{NAMES[fa]}, L = {fL}, seed {fs}, lr {failed['config']['lr']:g}": _curve(failed)}
+    curves = {f"{NAMES[fa]}, L = {fL}, seed {fs}, lr {failed.config.lr:g}": _curve(failed)}
     if kept:
         curves[f"{NAMES[fa]}, L = {fL}, seed {fs}, lr {chosen[fa]['lr']:g}"] = _curve(kept)
-    return FailedRun(failed["name"], fa, fL, fs, failed["config"]["lr"], mid["step"], mid["mean"],
+    return FailedRun(failed.name, fa, fL, fs, failed.config.lr, mid.step, mid.mean,
                      training_analysis.final_loss(failed), chosen[fa]["lr"], training_analysis.final_loss(kept) if kept else math.nan, curves)
 
 
@@ -586,24 +586,24 @@ def chapter(root, live: bool = True) -> TrainingResult:
     for a in archs:
         for L in sweep.depths(a):
             for r in sweep.cell(a, L):
-                if r["name"] in flags:
-                    v = r["final"]["val_loss"] if r["status"] == "ok" else {"mean": math.nan, "se": math.nan}
-                    flagged_rows.append((r["name"], v["mean"], v["se"], r.get("convergence", {}).get("improvement"),
-                                         tuple(flags[r["name"]])))
-    cell_loss = {(a, L): np.array([training_analysis.final_loss(r) for r in sweep.cell(a, L) if r["status"] == "ok"])
+                if r.name in flags:
+                    mean, se = (r.final.val_loss.mean, r.final.val_loss.se) if r.status == "ok" else (math.nan, math.nan)
+                    flagged_rows.append((r.name, mean, se, r.convergence.improvement if r.convergence else None,
+                                         tuple(flags[r.name])))
+    cell_loss = {(a, L): np.array([training_analysis.final_loss(r) for r in sweep.cell(a, L) if r.status == "ok"])
                  for a in archs for L in sweep.depths(a)}
     n_kept = {(a, L): len(sweep.cell(a, L, excluded)) for a in archs for L in sweep.depths(a)}
-    deep_pre_ln = tuple((r["name"], r["final"]["val_loss"]["mean"], r["final"]["val_loss"]["se"])
+    deep_pre_ln = tuple((r.name, r.final.val_loss.mean, r.final.val_loss.se)
                         for L in sweep.depths("pre_ln") if L >= 8 for r in sweep.cell("pre_ln", L))
     Lshow = max(set.intersection(*(set(sweep.depths(a)) for a in archs)))   # deepest shared depth
-    loss_curves = {f"{NAMES[a]}, L = {Lshow}, seed {r['seed']}": _curve(r)
+    loss_curves = {f"{NAMES[a]}, L = {Lshow}, seed {r.seed}": _curve(r)
                    for a in archs for r in sweep.cell(a, Lshow)[:1]}
     plan = plan_of(sweep.spec)
     rechecks = tuple(recheck.first_interval(sweep.runs[(a, min(sweep.depths(a)), sweep.seeds[0])], plan)
                      for a in archs) if live else ()
-    not_conv = tuple(r["name"] for r in sweep.runs.values()
-                     if any(w.startswith("not converged") for w in flags.get(r["name"], [])))
-    finished = [r for r in sweep.runs.values() if r["status"] == "ok"]
+    not_conv = tuple(r.name for r in sweep.runs.values()
+                     if any(w.startswith("not converged") for w in flags.get(r.name, [])))
+    finished = [r for r in sweep.runs.values() if r.status == "ok"]
 
     # the exponent through training: each placement at its deepest depth with three kept seeds
     L_MAX = sweep.deepest("pre_ln", excluded)
@@ -703,17 +703,17 @@ def chapter(root, live: bool = True) -> TrainingResult:
         base=dict(sweep.spec["base"]), eval_every=sweep.spec["plan"]["eval_every"], steps=tuple(STEPS),
         archs=tuple(archs), depths={a: sweep.depths(a) for a in archs}, seeds=tuple(sweep.seeds),
         n_runs=len(sweep.runs), missing=tuple(sweep.missing),
-        code_versions=tuple(sorted({r["code_version"] for r in sweep.runs.values()})),
-        torch_version=next(iter(sweep.runs.values()))["library_versions"]["torch"],
+        code_versions=tuple(sorted({r.code_version for r in sweep.runs.values()})),
+        torch_version=next(iter(sweep.runs.values())).library_versions["torch"],
         pilot=pilot, pilot_long=pilot_long, ngram=ngram, chosen=chosen,
         sweep_lrs={a: sweep.spec["arch"][a]["lr"] for a in archs}, failure=_failed_run(root, sweep, chosen),
         flags=flags, flagged_rows=tuple(flagged_rows), cell_loss=cell_loss, n_kept=n_kept, deep_pre_ln=deep_pre_ln,
         loss_curves=loss_curves, rechecks=rechecks, not_converged=not_conv,
-        n_converged=sum(r["convergence"]["met"] for r in finished),
-        max_not_converged=max((r["convergence"]["improvement"] for r in sweep.runs.values() if r["name"] in not_conv),
+        n_converged=sum(r.convergence.met for r in finished),
+        max_not_converged=max((r.convergence.improvement for r in sweep.runs.values() if r.name in not_conv),
                               default=0),
         L_max=L_MAX, fits=fits, start_shift=start_shift, too_few=too_few, exponent_rows=rows, pre=pre, sens=sens,
         back=back, change_curves=cc, theorem_curves=th, L_plot=L_PLOT,
-        kept_names=tuple(r["name"] for r in cellmax), mean_abs_corr=mac, correlation_maps=maps, log_errors=errs,
+        kept_names=tuple(r.name for r in cellmax), mean_abs_corr=mac, correlation_maps=maps, log_errors=errs,
         share_var=iv_var, share_corr=iv_corr, splits=splits, departures=tuple(dep_rows),
         pre_departure=dep[("pre_ln", FINAL)], var_slopes=var_slopes, rc_profiles=prof, seed_sets=seed_sets)
