@@ -47,6 +47,7 @@ from ..maths.beyond import rc_hetero
 from ..maths.finite_d import correlation_rho
 from ..stats import inference as stats
 from ..stats.exponents import convention, halves, rho
+from .pretrained_analysis import PretrainedRecord
 
 __all__ = ["Published", "Anchor", "ANCHORS", "FRONT", "EffectiveDepth", "effective_depth_cosine",
            "contribution_half_ratio", "rotation_half_ratio", "mean_rotation", "final_jump",
@@ -343,11 +344,8 @@ def _check_records(records) -> dict:
     for key, rec in records.items():
         if not (isinstance(key, tuple) and len(key) == 2 and all(isinstance(s, str) for s in key)):
             raise ValueError(f"records must be keyed by (model, text) pairs of str, got the key {show(key)}")
-        if not isinstance(rec, Mapping) or not isinstance(rec.get("change"), Mapping) or "gram" not in rec:
-            raise ValueError(f"records[{key!r}] must be a record with 'change' and 'gram' (load_record's)")
-        for m in ("rel_update", "angular", "alignment"):
-            if m not in rec["change"]:
-                raise ValueError(f"records[{key!r}] lacks change.{m}")
+        if not isinstance(rec, PretrainedRecord):
+            raise ValueError(f"records[{key!r}] must be a PretrainedRecord (load_record's), got {type(rec).__name__}")
     return dict(records)
 
 
@@ -365,7 +363,7 @@ def book_values(records) -> dict:
     a variant, not their metric. The convention is the one the record's rho picks."""
     out = {}
     for key, rec in _check_records(records).items():
-        ch = rec["change"]
+        ch = rec.change
         r = _per_sequence("change.rel_update", ch["rel_update"])
         ang = _per_sequence("change.angular", ch["angular"])
         align = _per_sequence("change.alignment", ch["alignment"]).mean(0)
@@ -376,8 +374,8 @@ def book_values(records) -> dict:
             "hu": None,
             "hu_layer_only": effective_depth_cosine(align, align, align),
             "shibata": stats.t_interval(final_jump(ang)),
-            "L": int(r.shape[1]), "embedding_counted": convention(rho(rec["gram"])),
-            "placement": str(rec.get("placement", "")),
+            "L": int(r.shape[1]), "embedding_counted": convention(rho(rec.gram)),
+            "placement": rec.placement or "",
         }
     return out
 

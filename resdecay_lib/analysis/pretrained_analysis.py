@@ -43,6 +43,7 @@ from ..stats.fit import loglog_slope
 # measure_stream is public (the depth-cost command and Chapter 9's live check call it) but not yet
 # listed: the whole-library fuzz asks every listed function for declared domains and an example
 __all__ = ["TEXTS", "GPT2_XL_GROWTH", "ROUND_TRIPS", "STREAM_FIELDS", "book_text", "measure_model", "measure_stream",
+           "PRETRAINED_SCHEMA", "PretrainedRecord", "StreamSection", "QuantisedChange",
            "store_path", "load_record", "load_records", "exponent_report", "ExponentReport",
            "norm_growth", "K_MINS", "output_variance_exponent", "output_flattening"]
 
@@ -61,6 +62,75 @@ ROUND_TRIPS = {"all-minilm-l6": 0, "smollm2-135m": 16}
 #: the fields of a record's ``stream`` section that :func:`measure_stream` measures and the
 #: store keeps (its ``change`` and ``rms_change*`` repeat the record's own, for a re-check)
 STREAM_FIELDS = ("sublayer_omega_sq", "raw_change", "quantised")
+#: version of a stored record's layout: 2 writes it; 1 is the same layout without the field (the
+#: records made before it was written), read by :func:`load_record`'s converter
+PRETRAINED_SCHEMA = 2
+
+
+@dataclass(frozen=True, eq=False)
+class QuantisedChange:
+    """A ``stream`` section's 4-bit round-trip (:data:`ROUND_TRIPS`): the ``format`` ("q4_1"),
+    the block ``offset``, ``relative_weight_change`` (sqrt(sum ||W_q - W||_F^2 / sum ||W||_F^2)
+    over the weight matrices) and the per-block change after it, ``omega_sq`` [n_seq, L]."""
+    format: str
+    offset: int
+    relative_weight_change: float
+    omega_sq: np.ndarray
+
+
+@dataclass(frozen=True, eq=False)
+class StreamSection:
+    """What one pass at sublayer granularity adds to a record (:func:`measure_stream`):
+    ``sublayer_omega_sq`` [n_seq, 2L] (step 2k-1 block k's attention, 2k its MLP),
+    ``raw_change`` [n_seq, L] (Post-LN: the change of the stream itself), ``quantised``
+    (:class:`QuantisedChange`) and the pass's ``provenance``; None where the model has none."""
+    sublayer_omega_sq: np.ndarray
+    raw_change: np.ndarray | None = None
+    quantised: QuantisedChange | None = None
+    provenance: dict | None = None
+
+    @property
+    def present(self) -> set:
+        """The names of :data:`STREAM_FIELDS` this section holds."""
+        return {f for f in STREAM_FIELDS if getattr(self, f) is not None}
+
+
+@dataclass(frozen=True, eq=False)
+class PretrainedRecord:
+    """One model measured on one text (:func:`measure_model`'s record, read by :func:`load_record`;
+    fields as ``results/pretrained/README.md`` lists them). ``change``: {metric: [n_seq, L]}
+    (:data:`resdecay_lib.nn.probe.LayerChange.METRICS`); ``gram``, ``angular_distances``
+    [L+1, L+1]; ``rms_change``, ``rms_change_gain`` [n_seq, L] (Pre-LN models; else None);
+    ``skip`` and each ``prune[ranking]``: :class:`~resdecay_lib.analysis.pruning.RemovalCost`
+    (``prune`` None for a text measured without the pruning curves); ``stream``:
+    :class:`StreamSection` or None; ``provenance``: where and how it was measured."""
+    model: str
+    n_layer: int
+    cost_kind: str
+    change: dict
+    gram: np.ndarray
+    skip: pruning.RemovalCost
+    schema: int = PRETRAINED_SCHEMA
+    text: str | None = None
+    d_model: int | None = None
+    n_seq: int | None = None
+    n_tokens: int | None = None
+    placement: str | None = None
+    source: str | None = None
+    note: str | None = None
+    angular_distances: np.ndarray | None = None
+    rms_change: np.ndarray | None = None
+    rms_change_gain: np.ndarray | None = None
+    prune: dict | None = None
+    stream: StreamSection | None = None
+    provenance: dict | None = None
+
+    @classmethod
+    def from_dict(cls, d) -> "PretrainedRecord":
+        """A record's JSON object, checked (``ValueError`` naming the field) and read; what
+        :func:`load_record` does with a file's."""
+        _check_record(d)
+        return _record(d)
 
 
 def book_text(name: str) -> str:
@@ -92,7 +162,7 @@ def measure_model(pre, text: str, n_seq: int = 16, n_tokens: int = 128, prune: b
                                progress=progress, desc=pre.name)
     keep = mask.bool()
     tokens = stream[:, keep]                                    # [L+1, N, D]: text tokens only
-    rec = {"model": pre.name, "n_layer": pre.n_layer, "d_model": pre.d_model,
+    rec = {"schema": PRETRAINED_SCHEMA, "model": pre.name, "n_layer": pre.n_layer, "d_model": pre.d_model,
            "placement": pre.placement, "note": pre.note, "source": pre.source,
            "n_seq": int(ch.n_sequences), "n_tokens": int(n_tokens),
            "change": _per_seq(ch), "gram": probe.gram(tokens).tolist(),
@@ -219,6 +289,9 @@ def _check_record(rec) -> None:
     """The fields :func:`load_record` and Chapter 9 read, each checked (:class:`_BadRecord` naming it)."""
     if not isinstance(rec, dict):
         raise _BadRecord(f"it must be a JSON object (a record of measure_model), got {type(rec).__name__}")
+    if rec.get("schema", 1) not in (1, PRETRAINED_SCHEMA) or isinstance(rec.get("schema"), bool):
+        raise _BadRecord(f"schema must be {PRETRAINED_SCHEMA} (or absent: 1, the same layout), got "
+                         f"{show(rec.get('schema'))}")
     for key in ("model", "n_layer", "cost_kind", "change", "gram", "skip"):
         if key not in rec:
             raise _BadRecord(f"it lacks the field {key!r}")
@@ -298,14 +371,16 @@ def _check_stream(st, B, L) -> None:
 
 
 @accepts(path=PathArg())
-def load_record(path) -> dict:
-    """One stored record (:func:`measure_model`'s, as ``results/pretrained/`` holds them), with
-    its arrays as numpy arrays and its costs as :class:`~resdecay_lib.analysis.pruning.RemovalCost`.
+def load_record(path) -> PretrainedRecord:
+    """One stored record (:func:`measure_model`'s, as ``results/pretrained/`` holds them), read as a
+    :class:`PretrainedRecord`: its arrays as numpy arrays, its costs as
+    :class:`~resdecay_lib.analysis.pruning.RemovalCost`.
 
     ``path`` must name a regular file (:func:`resdecay_lib.checks.check_in_file`: a folder, a FIFO,
     a device or an ``int`` is refused before anything is opened). The fields read here and by
     Chapter 9 are checked before use, and a record that lacks one or holds the wrong type or
-    shape (``model`` a str, ``n_layer`` an integer >= 1, ``cost_kind`` one of
+    shape (``schema`` :data:`PRETRAINED_SCHEMA`, or absent: schema 1, the same layout, which the
+    converter reads as it is; ``model`` a str, ``n_layer`` an integer >= 1, ``cost_kind`` one of
     ``pruning.COSTS``, ``change`` every metric [n_seq, L], ``gram`` and
     ``angular_distances`` [L+1, L+1], ``rms_change`` [n_seq, L], ``skip`` {base [n_seq], value
     [L, n_seq]}, ``prune`` {ranking: {sets of blocks in 1..L, value [n_sets, n_seq]}}, the
@@ -319,24 +394,34 @@ def load_record(path) -> dict:
     except (OSError, UnicodeDecodeError, ValueError) as exc:
         why = str(exc) if isinstance(exc, _BadRecord) else f"it is not JSON ({type(exc).__name__}: {one_line(exc)[:200]})"
         raise ValueError(f"path {str(path)!r} is not a usable pretrained record: {why}") from None
-    for key in ("gram", "angular_distances", "rms_change", "rms_change_gain"):
-        if key in rec:
-            rec[key] = np.asarray(rec[key], float)
-    rec["change"] = {m: np.asarray(v, float) for m, v in rec["change"].items()}
-    rec["skip"] = pruning.RemovalCost(rec["cost_kind"], tuple((k,) for k in range(1, rec["n_layer"] + 1)),
-                                        np.asarray(rec["skip"]["base"], float), np.asarray(rec["skip"]["value"], float))
-    if "stream" in rec:
-        st = rec["stream"]
-        for key in ("sublayer_omega_sq", "raw_change"):
-            if key in st:
-                st[key] = np.asarray(st[key], float)
-        if "quantised" in st:
-            st["quantised"]["omega_sq"] = np.asarray(st["quantised"]["omega_sq"], float)
+    return _record(rec)
+
+
+def _record(rec: dict) -> PretrainedRecord:
+    """A checked record's JSON (:func:`_check_record`) as a :class:`PretrainedRecord`. Schema 1
+    (no ``schema`` field) has schema 2's layout: the one conversion is the version."""
+    arr = (lambda v: None if v is None else np.asarray(v, float))
+    kind, L = rec["cost_kind"], rec["n_layer"]
+    skip = pruning.RemovalCost(kind, tuple((k,) for k in range(1, L + 1)), arr(rec["skip"]["base"]),
+                               arr(rec["skip"]["value"]))
+    prune = None
     if "prune" in rec:
-        rec["prune"] = {name: pruning.RemovalCost(rec["cost_kind"], tuple(tuple(s) for s in p["sets"]),
-                                                    rec["skip"].base, np.asarray(p["value"], float))
-                        for name, p in rec["prune"].items()}
-    return rec
+        prune = {name: pruning.RemovalCost(kind, tuple(tuple(t) for t in p["sets"]), skip.base, arr(p["value"]))
+                 for name, p in rec["prune"].items()}
+    stream = None
+    if "stream" in rec:
+        st, q = rec["stream"], rec["stream"].get("quantised")
+        stream = StreamSection(arr(st["sublayer_omega_sq"]), arr(st.get("raw_change")),
+                               None if q is None else QuantisedChange(q["format"], int(q["offset"]),
+                                                                      float(q["relative_weight_change"]),
+                                                                      arr(q["omega_sq"])),
+                               st.get("provenance"))
+    return PretrainedRecord(
+        model=rec["model"], n_layer=int(L), cost_kind=kind, change={m: arr(v) for m, v in rec["change"].items()},
+        gram=arr(rec["gram"]), skip=skip, schema=PRETRAINED_SCHEMA, text=rec.get("text"), d_model=rec.get("d_model"),
+        n_seq=rec.get("n_seq"), n_tokens=rec.get("n_tokens"), placement=rec.get("placement"), source=rec.get("source"),
+        note=rec.get("note"), angular_distances=arr(rec.get("angular_distances")), rms_change=arr(rec.get("rms_change")),
+        rms_change_gain=arr(rec.get("rms_change_gain")), prune=prune, stream=stream, provenance=rec.get("provenance"))
 
 
 @accepts(root=PathArg())
@@ -364,9 +449,9 @@ def load_records(root) -> dict:
             raise ValueError(f"root holds {path.name!r}, named like a record but not <model>__<text>.json")
         model, text = parts
         rec = load_record(path)
-        if rec["model"] != model or rec.get("text", text) != text:
-            raise ValueError(f"path {str(path)!r} holds the record of {rec['model']!r} on "
-                             f"{rec.get('text', text)!r}, not the one its name says")
+        if rec.model != model or (rec.text or text) != text:
+            raise ValueError(f"path {str(path)!r} holds the record of {rec.model!r} on "
+                             f"{rec.text or text!r}, not the one its name says")
         out[model, text] = rec
     return out
 

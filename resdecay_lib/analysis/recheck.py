@@ -29,7 +29,6 @@ from .depth_analysis import ablation
 from .training_analysis import at_step
 from ..training.records import RunRecord, StreamMeasure, as_run
 from ..training.runs import RunPlan, run_result
-from ..training.train import TrainConfig
 
 _PLAN = Instance(RunPlan, "a RunPlan (sweep.plan_of(spec))")
 _STORED = Instance((RunRecord, dict), "a stored run's result (a RunRecord, or its dict)")

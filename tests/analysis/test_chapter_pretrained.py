@@ -62,10 +62,12 @@ def test_interval_words_reads_an_exponent_a_correlation_or_a_mean():
 
 
 def test_section_words_names_the_sections_provenance_or_none():
-    rec = {"stream": {"provenance": {"code_version": "git:abc1234", "wall_s": 90.0, "threads": 1}}}
-    assert pretrained.section_words(rec) == "git:abc1234, 1.5, 1"
-    assert pretrained.section_words({}) == "none"
-    assert isinstance(pretrained.section_words({}), Words)
+    import types
+    section = pretrained_analysis.StreamSection(np.zeros((1, 2)), provenance={"code_version": "git:abc1234",
+                                                                              "wall_s": 90.0, "threads": 1})
+    assert pretrained.section_words(types.SimpleNamespace(stream=section)) == "git:abc1234, 1.5, 1"
+    assert pretrained.section_words(types.SimpleNamespace(stream=None)) == "none"
+    assert isinstance(pretrained.section_words(types.SimpleNamespace(stream=None)), Words)
 
 
 def test_curves_give_the_mean_and_se_layer_change_gives():
@@ -195,8 +197,9 @@ def test_live_check_refuses_records_without_smollm2s_stream_section():
     recs = {k: v for k, v in records.items() if k != (pretrained.LIVE_MODEL, pretrained.SH)}
     with pytest.raises(ValueError, match="depth-cost smollm2-135m"):
         pretrained.live_check(ROOT, recs)
-    bare = {**recs, (pretrained.LIVE_MODEL, pretrained.SH): {k: v for k, v in records[
-        pretrained.LIVE_MODEL, pretrained.SH].items() if k != "stream"}}
+    import dataclasses
+    bare = {**recs, (pretrained.LIVE_MODEL, pretrained.SH): dataclasses.replace(
+        records[pretrained.LIVE_MODEL, pretrained.SH], stream=None)}
     with pytest.raises(ValueError, match="stream section"):
         pretrained.live_check(ROOT, bare)
 
@@ -220,7 +223,7 @@ def test_live_check_reproduces_smollm2s_record(result):
     assert all(ok for _, ok in live.agrees.values()), live.agrees
     assert {"change.omega_sq", "rms_change", "stream.sublayer_omega_sq", "stream.quantised.omega_sq"} <= set(live.agrees)
     rec = result.records[pretrained.LIVE_MODEL, pretrained.SH]
-    assert live.agrees["stream.sublayer_omega_sq"][0] == rec["n_seq"] * 2 * rec["n_layer"]
+    assert live.agrees["stream.sublayer_omega_sq"][0] == rec.n_seq * 2 * rec.n_layer
     assert live.recheck_worst <= 3
     glues = result.glues()
     assert glues["pt_live_values"] == sum(n for n, _ in live.agrees.values())

@@ -51,13 +51,14 @@ def test_measure_model_record_round_trips_through_the_store(tmp_path):
     path = pretrained_analysis.store_path(tmp_path, "tiny-llama", "shakespeare")
     write_json_atomic(rec, path)
     back = pretrained_analysis.load_records(tmp_path)[("tiny-llama", "shakespeare")]
-    assert back["change"]["omega_sq"].shape == (3, 3) and back["gram"].shape == (4, 4)
-    assert back["rms_change"].shape == back["rms_change_gain"].shape == (3, 3)
-    assert back["skip"].value.shape == (3, 3) and back["skip"].kind == "next_token"
-    assert set(back["prune"]) == set(pretrained_analysis.pruning.RANKINGS)
-    assert back["prune"]["deepest"].sets == ((3,),)                   # n = 1..floor(3/2)
-    np.testing.assert_allclose(back["prune"]["deepest"].value[0], back["skip"].value[2])
-    assert json.loads(path.read_text())["n_layer"] == 3
+    assert back.change["omega_sq"].shape == (3, 3) and back.gram.shape == (4, 4)
+    assert back.rms_change.shape == back.rms_change_gain.shape == (3, 3)
+    assert back.skip.value.shape == (3, 3) and back.skip.kind == "next_token"
+    assert set(back.prune) == set(pretrained_analysis.pruning.RANKINGS)
+    assert back.prune["deepest"].sets == ((3,),)                     # n = 1..floor(3/2)
+    np.testing.assert_allclose(back.prune["deepest"].value[0], back.skip.value[2])
+    stored = json.loads(path.read_text())
+    assert stored["n_layer"] == 3 and stored["schema"] == back.schema == pretrained_analysis.PRETRAINED_SCHEMA
 
 
 def test_book_text_rejects_an_unknown_name():
@@ -118,9 +119,9 @@ def test_a_record_with_its_stream_section_round_trips_through_the_store(tmp_path
     rec = _record_with_stream(tmp_path)
     path = pretrained_analysis.store_path(tmp_path, "tiny-llama", "shakespeare")
     write_json_atomic(rec, path)
-    back = pretrained_analysis.load_record(path)["stream"]
-    assert back["sublayer_omega_sq"].shape == (3, 6) and back["quantised"]["omega_sq"].shape == (3, 3)
-    assert back["quantised"]["relative_weight_change"] == rec["stream"]["quantised"]["relative_weight_change"]
+    back = pretrained_analysis.load_record(path).stream
+    assert back.sublayer_omega_sq.shape == (3, 6) and back.quantised.omega_sq.shape == (3, 3)
+    assert back.quantised.relative_weight_change == rec["stream"]["quantised"]["relative_weight_change"]
 
 
 @pytest.mark.parametrize("edit, match", [

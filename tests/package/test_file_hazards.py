@@ -332,7 +332,8 @@ def test_every_stored_pretrained_record_loads():
     recs = pretrained_analysis.load_records(ROOT / "results" / "pretrained")
     assert len(recs) == len(list((ROOT / "results" / "pretrained").glob("*__*.json"))) >= 8
     for (model, text), rec in recs.items():
-        assert rec["model"] == model and rec["skip"].value.shape[0] == rec["n_layer"]
+        assert rec.model == model and rec.skip.value.shape[0] == rec.n_layer
+        assert rec.schema == pretrained_analysis.PRETRAINED_SCHEMA      # schema 1 (no field), read by the converter
 
 
 @pytest.mark.parametrize("field, value, words", [

@@ -38,7 +38,7 @@ from hypothesis import strategies as st  # noqa: E402
 from resdecay_lib import checks as C  # noqa: E402
 from resdecay_lib.training import baselines, data, engines, runs, store, sweep, train  # noqa: E402
 from resdecay_lib.training import plan  # noqa: E402
-from resdecay_lib.training import weights  # noqa: E402
+from resdecay_lib.training import records, weights  # noqa: E402
 from resdecay_lib.nn import config as nn_config  # noqa: E402
 from resdecay_lib.analysis import pruning, init_analysis, pretrained_analysis, recheck  # noqa: E402
 from resdecay_lib.nn import evaluation, hooks, metrics, models, pretrained, probe, progress, quantise  # noqa: E402
@@ -47,7 +47,7 @@ from resdecay_lib.__main__ import main  # noqa: E402
 
 #: the modules whose public functions declare their domains
 MODULES = (baselines, data, pruning, engines, evaluation, hooks, init_analysis, metrics, models, pretrained, probe, progress,
-           quantise, pretrained_analysis, recheck, runs, stats, sweep, train, store, plan, nn_config, weights)
+           quantise, pretrained_analysis, recheck, runs, stats, sweep, train, store, plan, nn_config, weights, records)
 
 #: public names that declare no domain, and why
 NO_DOMAIN = {
@@ -77,6 +77,13 @@ NO_DOMAIN = {
         "book_text", "measure_model", "measure_stream", "exponent_report", "ExponentReport",
         "norm_growth", "output_variance_exponent", "output_flattening")},
     "Onset": "a result record",
+    **{c: "a stored record, made by load_record (declared) or PretrainedRecord.from_dict, which checks every field"
+       for c in ("PretrainedRecord", "StreamSection", "QuantisedChange")},
+    **{c: "a stored run record or a part of one, made by RunRecord.from_dict, which checks every field"
+       for c in ("RunRecord", "Estimate", "CurvePoint", "StreamMeasure", "Checkpoint", "Ablation", "Final",
+                 "Convergence")},
+    "RecordError": "an exception",
+    "as_run": "checks its argument itself: a RunRecord, or a dict that RunRecord.from_dict checks field by field",
     "onset": "checks its depths and its one interval per depth inline (NaN ends: no interval there)",
 }
 

@@ -925,8 +925,8 @@ def chapter(root) -> FrontResult:
                    training_analysis.omega_per_sequence(r, last(r)).mean(0), training_analysis.gram_at(r, last(r)))
                   for r in [*_ok(src.cell("pre_ln", 24)), *_ok(stored)]]
     records = pretrained_analysis.load_records(root / "results" / "pretrained")
-    candidates += [(m, None, records[m, "shakespeare"]["change"]["omega_sq"].mean(0),
-                    records[m, "shakespeare"]["gram"]) for m in PRETRAINED]
+    candidates += [(m, None, records[m, "shakespeare"].change["omega_sq"].mean(0),
+                    records[m, "shakespeare"].gram) for m in PRETRAINED]
 
     # the exponent through 10,800 steps
     short = training_analysis.exponent_path(src, "pre_ln", 24)

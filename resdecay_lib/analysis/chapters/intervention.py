@@ -325,13 +325,13 @@ class Size:
 def _size(name: str, rec) -> Size:
     from .. import anchors, front, pretrained_analysis, pruning, training_analysis
     from ...stats import inference
-    rep = pretrained_analysis.exponent_report(rec["change"]["omega_sq"], rec["gram"], level=SIZE_LEVEL)
-    L = int(rec["n_layer"])
+    rep = pretrained_analysis.exponent_report(rec.change["omega_sq"], rec.gram, level=SIZE_LEVEL)
+    L = int(rec.n_layer)
     return Size(name, L, rep.main, rep.main.reference,
-                front.block_profile(rec["gram"], I.FRONT_M, I.TAIL).k0 / L,
-                inference.t_interval(anchors.final_jump(rec["change"]["angular"]), SIZE_LEVEL),
-                pruning.skip_half_ratio(rec["skip"], level=SIZE_LEVEL),
-                pruning.skip_half_ratio(rec["skip"], level=SIZE_LEVEL, last=False),
+                front.block_profile(rec.gram, I.FRONT_M, I.TAIL).k0 / L,
+                inference.t_interval(anchors.final_jump(rec.change["angular"]), SIZE_LEVEL),
+                pruning.skip_half_ratio(rec.skip, level=SIZE_LEVEL),
+                pruning.skip_half_ratio(rec.skip, level=SIZE_LEVEL, last=False),
                 training_analysis.theorem_half_ratio(L, rep.embedding_counted),
                 training_analysis.theorem_half_ratio(L, rep.embedding_counted, last=False))
 

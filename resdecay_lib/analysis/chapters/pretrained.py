@@ -150,16 +150,16 @@ def _runs(records) -> dict:
     ``stream`` section, "sub" (its sublayer steps), "raw" (Post-LN) and "quant"."""
     runs = {}
     for key, rec in records.items():
-        r = {"block": Curves(rec["change"]), "gram": rec["gram"]}
-        if "rms_change" in rec:
-            r["rms"], r["rms_gain"] = Curves({"change": rec["rms_change"]}), Curves({"change": rec["rms_change_gain"]})
-        st = rec.get("stream", {})
-        if "sublayer_omega_sq" in st:
-            r["sub"] = Curves({"omega_sq": st["sublayer_omega_sq"]})
-        if "raw_change" in st:
-            r["raw"] = Curves({"change": st["raw_change"]})
-        if "quantised" in st:
-            r["quant"] = st["quantised"]
+        r = {"block": Curves(rec.change), "gram": rec.gram}
+        if rec.rms_change is not None:
+            r["rms"], r["rms_gain"] = Curves({"change": rec.rms_change}), Curves({"change": rec.rms_change_gain})
+        st = rec.stream
+        if st is not None:
+            r["sub"] = Curves({"omega_sq": st.sublayer_omega_sq})
+            if st.raw_change is not None:
+                r["raw"] = Curves({"change": st.raw_change})
+            if st.quantised is not None:
+                r["quant"] = st.quantised
         runs[key] = r
     return runs
 
@@ -167,9 +167,9 @@ def _runs(records) -> dict:
 def section_words(rec) -> Words:
     """A record's ``stream`` section as the records table shows it: "code version, minutes, threads"
     from its own provenance, or "none" (the chapter reads it on Shakespeare only)."""
-    if "stream" not in rec:
+    if rec.stream is None:
         return Words("none")
-    p = rec["stream"].get("provenance", {})
+    p = rec.stream.provenance or {}
     return Words(f"{p.get('code_version', '?')}, {p.get('wall_s', float('nan')) / 60:.1f}, {p.get('threads', '?')}")
 
 
@@ -223,26 +223,26 @@ def live_check(root, records: dict | None = None) -> LiveCheck:
     if records is None:
         records = pretrained_analysis.load_records(book_root(root) / "results" / "pretrained")
     rec = records.get((LIVE_MODEL, SH))
-    if rec is None or "quantised" not in rec.get("stream", {}):
+    if rec is None or rec.stream is None or rec.stream.quantised is None:
         raise ValueError(f"records lack {LIVE_MODEL}'s {SH} record with its stream section, which the chapter "
                          f"re-measures: run python -m resdecay_lib depth-cost {LIVE_MODEL} (--only stream)")
     pin_threads(1)
     pre = nn_pretrained.load(LIVE_MODEL)
     text = pretrained_analysis.book_text(SH)
-    live = pretrained_analysis.measure_stream(pre, text, rec["n_seq"], rec["n_tokens"],
+    live = pretrained_analysis.measure_stream(pre, text, rec.n_seq, rec.n_tokens,
                                               round_trip=pretrained_analysis.ROUND_TRIPS[LIVE_MODEL])
-    st, q = rec["stream"], rec["stream"]["quantised"]
-    pairs = {**{f"change.{m}": (live["change"][m], rec["change"][m]) for m in rec["change"]},
-             "rms_change": (live["rms_change"], rec["rms_change"]),
-             "rms_change_gain": (live["rms_change_gain"], rec["rms_change_gain"]),
-             "stream.sublayer_omega_sq": (live["sublayer_omega_sq"], st["sublayer_omega_sq"]),
+    st, q = rec.stream, rec.stream.quantised
+    pairs = {**{f"change.{m}": (live["change"][m], rec.change[m]) for m in rec.change},
+             "rms_change": (live["rms_change"], rec.rms_change),
+             "rms_change_gain": (live["rms_change_gain"], rec.rms_change_gain),
+             "stream.sublayer_omega_sq": (live["sublayer_omega_sq"], st.sublayer_omega_sq),
              "stream.quantised.relative_weight_change": (live["quantised"]["relative_weight_change"],
-                                                         q["relative_weight_change"]),
-             "stream.quantised.omega_sq": (live["quantised"]["omega_sq"], q["omega_sq"])}
+                                                         q.relative_weight_change),
+             "stream.quantised.omega_sq": (live["quantised"]["omega_sq"], q.omega_sq)}
     agrees = {name: (int(np.size(s)), bool(np.allclose(np.asarray(l, float), s, rtol=RTOL, atol=ATOL)))
               for name, (l, s) in pairs.items()}
-    inputs, mask = nn_pretrained.sample_inputs(pre.tokenizer, text, rec["n_seq"], rec["n_tokens"])
-    sets = [(k,) for k in RECHECK_BLOCKS] + [tuple(s) for s in rec["prune"]["deepest"].sets[:3]]
+    inputs, mask = nn_pretrained.sample_inputs(pre.tokenizer, text, rec.n_seq, rec.n_tokens)
+    sets = [(k,) for k in RECHECK_BLOCKS] + [tuple(s) for s in rec.prune["deepest"].sets[:3]]
     cost = pruning.removal_costs(pre, inputs, mask, sets)
     worst, recheck_table = _recheck((sets, cost), rec)
     tables = {"pt_recheck_table": recheck_table,
@@ -393,8 +393,8 @@ def _sublayer_fits(runs):
 
 def _recheck(recheck, stored):
     sets, cost = recheck
-    deepest = stored["prune"]["deepest"]
-    ref = {(k,): (stored["skip"].mean[k - 1], stored["skip"].se[k - 1]) for k in RECHECK_BLOCKS}
+    deepest = stored.prune["deepest"]
+    ref = {(k,): (stored.skip.mean[k - 1], stored.skip.se[k - 1]) for k in RECHECK_BLOCKS}
     ref.update({s: (deepest.mean[i], deepest.se[i]) for i, s in enumerate(sets[len(RECHECK_BLOCKS):])})
     worst, rows = 0.0, []
     for s, mean in zip(sets, cost.mean):
@@ -419,9 +419,9 @@ def stored(root) -> PretrainedResult:
     if missing:
         raise ValueError(f"{root / 'results' / 'pretrained'} lacks the records {missing}, which the chapter "
                          f"reads: run python -m resdecay_lib depth-cost MODEL")
-    lacking = [m for m in MODELS if {"sublayer_omega_sq", *(() if "rms_change" in records[m, SH] else ("raw_change",)),
+    lacking = [m for m in MODELS if {"sublayer_omega_sq", *(() if records[m, SH].rms_change is not None else ("raw_change",)),
                                      *(("quantised",) if m in pretrained_analysis.ROUND_TRIPS else ())}
-               - set(records[m, SH].get("stream", {}))]
+               - (records[m, SH].stream.present if records[m, SH].stream is not None else set())]
     if lacking:
         raise ValueError(f"the Shakespeare records of {lacking} lack their stream section, which the chapter reads: "
                          f"run python -m resdecay_lib depth-cost MODEL --only stream --text {SH}")
@@ -431,7 +431,7 @@ def stored(root) -> PretrainedResult:
     # the models and the texts
     tables["pt_models_table"] = Table.of(
         ["model", "blocks $L$", "width $d$", "placement", "weights"],
-        [[MODELS[m], rec["n_layer"], rec["d_model"], rec["placement"], rec["note"]]
+        [[MODELS[m], rec.n_layer, rec.d_model, rec.placement, rec.note]
          for m, rec in ((m, records[m, SH]) for m in MODELS)])
 
     # the exponents
@@ -493,28 +493,28 @@ def stored(root) -> PretrainedResult:
     tables["pt_records_table"] = Table.of(
         ["model", "text", "cost", "code version", "minutes", "threads", "pruning curves",
          "stream section: code version, minutes, threads"],
-        [[MODELS[m], pretrained_analysis.TEXTS[t], rec["cost_kind"], rec["provenance"]["code_version"],
-          f"{rec['provenance']['wall_s'] / 60:.1f}", rec["provenance"]["threads"], "yes" if "prune" in rec else "no",
+        [[MODELS[m], pretrained_analysis.TEXTS[t], rec.cost_kind, rec.provenance["code_version"],
+          f"{rec.provenance['wall_s'] / 60:.1f}", rec.provenance["threads"], "yes" if rec.prune is not None else "no",
           section_words(rec)]
          for (m, t), rec in sorted(records.items())])
 
     # skipping one block
     panels["skip"] = {f"{MODELS[m]} ({nn_pretrained.PACKAGED[m].placement})": (
-        np.arange(1, records[m, SH]["n_layer"] + 1), records[m, SH]["skip"].mean, records[m, SH]["skip"].se,
-        "loss increase (nats/token)" if records[m, SH]["cost_kind"] == "next_token" else "1 - cos(pooled output)")
+        np.arange(1, records[m, SH].n_layer + 1), records[m, SH].skip.mean, records[m, SH].skip.se,
+        "loss increase (nats/token)" if records[m, SH].cost_kind == "next_token" else "1 - cos(pooled output)")
         for m in MODELS}
     trends, rows = {}, []
     for name in MODELS:
-        sk, L = records[name, SH]["skip"], records[name, SH]["n_layer"]
+        sk, L = records[name, SH].skip, records[name, SH].n_layer
         trends[name] = pruning.skip_trend(sk, k_min=2, level=LEVEL)
         rows.append([MODELS[name], f"{sk.base.mean():.3f}", f"{sk.mean[0]:.3g} ({sk.se[0]:.2g})", f"{sk.mean[-1]:.3g}",
                      f"{np.median(sk.mean[1:]):.3g}", f"{sk.mean[L // 2:].sum() / sk.mean[1:].sum():.2f}",
-                     f"{trends[name]:.2f}", f"{pruning.skip_trend(records[name, 'pydoc']['skip'], level=LEVEL):.2f}"])
+                     f"{trends[name]:.2f}", f"{pruning.skip_trend(records[name, 'pydoc'].skip, level=LEVEL):.2f}"])
     tables["pt_skip_table"] = Table.of(
         ["model", "intact loss", "block 1 (se)", "block $L$", "median, $k = 2..L$", "later half's share, $k \\ge 2$",
          "rank trend with $k$ [interval]", "the same on pydoc"], rows)
     for name, s in SHORT.items():
-        sk = records[name, SH]["skip"]
+        sk = records[name, SH].skip
         values[f"pt_block1_{s}"] = round(float(sk.mean[0]), 4)
         values[f"pt_blockL_{s}"] = round(float(sk.mean[-1]), 4)
         values[f"pt_skipmed_{s}"] = round(float(np.median(sk.mean[1:])), 4)
@@ -522,8 +522,8 @@ def stored(root) -> PretrainedResult:
     half, half_ref = {}, {}
     for name in PRE_LN:
         rec = records[name, SH]
-        half[name] = pruning.skip_half_ratio(rec["skip"], level=LEVEL)
-        half_ref[name] = training_analysis.theorem_half_ratio(rec["n_layer"], reports[name, SH].embedding_counted)
+        half[name] = pruning.skip_half_ratio(rec.skip, level=LEVEL)
+        half_ref[name] = training_analysis.theorem_half_ratio(rec.n_layer, reports[name, SH].embedding_counted)
         _display(values, f"pt_half_{SHORT[name]}", half[name].rho, half[name].lo, half[name].hi)
 
     # which ranking predicts the cost
@@ -531,15 +531,15 @@ def stored(root) -> PretrainedResult:
     tables["pt_influence_table"] = Table.of(
         ["model", r"stored influence / $(\omega_k^2 / 2)$, smallest", "largest"],
         [[MODELS[m], f"{r.min():.3f}", f"{r.max():.3f}"] for m, r in (
-            (m, records[m, SH]["change"]["influence"].mean(0) / (records[m, SH]["change"]["omega_sq"].mean(0) / 2))
+            (m, records[m, SH].change["influence"].mean(0) / (records[m, SH].change["omega_sq"].mean(0) / 2))
             for m in PRE_LN)])
     metric_corr, metric_corr_fw, metric_diff = {}, {}, {}
     for name in MODELS:
         rec = records[name, SH]
-        scores = pruning.ranking_scores(rec["change"])
-        metric_corr[name], _ = pruning.predicts_cost(scores, rec["skip"], level=0.95)
+        scores = pruning.ranking_scores(rec.change)
+        metric_corr[name], _ = pruning.predicts_cost(scores, rec.skip, level=0.95)
         # the same bootstrap at the family-wise level 1 - 0.05/6: what the claims read
-        metric_corr_fw[name], metric_diff[name] = pruning.predicts_cost(scores, rec["skip"],
+        metric_corr_fw[name], metric_diff[name] = pruning.predicts_cost(scores, rec.skip,
                                                                         level=1 - 0.05 / N_COMPARISONS)
     for name, s in SHORT.items():
         for k, v in metric_corr[name].items():
@@ -555,15 +555,15 @@ def stored(root) -> PretrainedResult:
     panels["pruning"], leaves, rows = {}, {}, []
     for name in MODELS:
         rec = records[name, SH]
-        L = rec["n_layer"]
-        band = pruning.noise_band(rec["prune"]["deepest"])    # the intact loss's; for MiniLM, deepest-first's
+        L = rec.n_layer
+        band = pruning.noise_band(rec.prune["deepest"])    # the intact loss's; for MiniLM, deepest-first's
         curves = {}
         for rk in pruning.RANKINGS:
-            c = rec["prune"][rk]
+            c = rec.prune[rk]
             curves[rk] = (np.array([len(s) / L for s in c.sets]), c.mean)
             leaves[name, rk] = pruning.leaves_noise_band(c)
         panels["pruning"][f"{MODELS[name]} ({nn_pretrained.PACKAGED[name].placement})"] = (
-            curves, band, "loss increase" if rec["cost_kind"] == "next_token" else "1 - cos")
+            curves, band, "loss increase" if rec.cost_kind == "next_token" else "1 - cos")
         rows.append([MODELS[name], L, f"{band:.3g}",
                      *(band_exit_words(leaves[name, rk], L) for rk in pruning.RANKINGS)])
     tables["pt_leaves_table"] = Table.of(["model", "$L$", "noise band", *pruning.RANKINGS], rows)
@@ -572,12 +572,12 @@ def stored(root) -> PretrainedResult:
             n = leaves[name, rk]
             values[f"pt_leaves_{rk}_{s}"] = n if n is not None else float("nan")
         # blocks the best ranking removes while the loss stays inside its band
-        L = records[name, SH]["n_layer"]
+        L = records[name, SH].n_layer
         values[f"pt_best_kept_{s}"] = max(L // 2 if n is None else n - 1 for (m, _), n in leaves.items() if m == name)
 
     # 4-bit quantisation
-    quant = {m: (runs[m, SH]["quant"]["relative_weight_change"],
-                 pretrained_analysis.exponent_report(runs[m, SH]["quant"]["omega_sq"], runs[m, SH]["gram"],
+    quant = {m: (runs[m, SH]["quant"].relative_weight_change,
+                 pretrained_analysis.exponent_report(runs[m, SH]["quant"].omega_sq, runs[m, SH]["gram"],
                                                      level=LEVEL).main.exponent)
              for m in ("all-minilm-l6", "smollm2-135m")}
     shift = {m: q - reports[m, SH].main.exponent for m, (_, q) in quant.items()}
@@ -589,7 +589,7 @@ def stored(root) -> PretrainedResult:
         ["model", "round-trip", "relative weight change", "exponent moves by"],
         [[MODELS["all-minilm-l6"], "float32 to Q4_1", f"{quant['all-minilm-l6'][0]:.3f}",
           f"{shift['all-minilm-l6']:+.3f}"],
-         [MODELS["smollm2-135m"], f"Q4_1 to Q4_1, blocks shifted by {runs['smollm2-135m', SH]['quant']['offset']}",
+         [MODELS["smollm2-135m"], f"Q4_1 to Q4_1, blocks shifted by {runs['smollm2-135m', SH]['quant'].offset}",
           f"{quant['smollm2-135m'][0]:.3f}", f"{shift['smollm2-135m']:+.3f}"]])
     gap = reports["smollm2-135m", SH].main.exponent - reports["smollm2-135m", SH].main.reference
     values["pt_gap_smollm2"] = round(gap, 4)
@@ -598,15 +598,15 @@ def stored(root) -> PretrainedResult:
     # the evidence for the ledger
     values.update(_evidence(reports, runs, records, trends, metric_corr, metric_diff, half, half_ref,
                             influence_residual))
-    var_exp = {m: pretrained_analysis.output_variance_exponent(records[m, SH]["change"]["rel_update"],
-                                                               records[m, SH]["change"]["norm"], level=1 - 0.05 / 3)
+    var_exp = {m: pretrained_analysis.output_variance_exponent(records[m, SH].change["rel_update"],
+                                                               records[m, SH].change["norm"], level=1 - 0.05 / 3)
                for m in PRE_LN}
     values["ev_var_exp_smollm2"] = EvidenceGlue(var_exp["smollm2-135m"][0], lo=var_exp["smollm2-135m"][1],
                                                 hi=var_exp["smollm2-135m"][2], digits=3)
     values["ev_var_exp_qwen"] = EvidenceGlue(var_exp["qwen2.5-coder-0.5b"][0], lo=var_exp["qwen2.5-coder-0.5b"][1],
                                              hi=var_exp["qwen2.5-coder-0.5b"][2], digits=3)
     # claim-compensation's reading: how much the output scales past the front flatten the decay
-    flat = {m: pretrained_analysis.output_flattening(records[m, SH]["change"]["rel_update"], records[m, SH]["change"]["norm"],
+    flat = {m: pretrained_analysis.output_flattening(records[m, SH].change["rel_update"], records[m, SH].change["norm"],
                                                      reports[m, SH].embedding_counted, level=1 - 0.05 / 3)
             for m in PRE_LN}
     values["ev_flattening_smollm2"] = EvidenceGlue(flat["smollm2-135m"][0], lo=flat["smollm2-135m"][1],
@@ -614,8 +614,8 @@ def stored(root) -> PretrainedResult:
     values["ev_flattening_qwen"] = EvidenceGlue(flat["qwen2.5-coder-0.5b"][0], lo=flat["qwen2.5-coder-0.5b"][1],
                                                 hi=flat["qwen2.5-coder-0.5b"][2], digits=3)
     # claim-pretrained-idle's second reading, declared with the first: the last block apart
-    half_nl = {m: pruning.skip_half_ratio(records[m, SH]["skip"], level=LEVEL, last=False) for m in PRE_LN}
-    half_ref_nl = {m: training_analysis.theorem_half_ratio(records[m, SH]["n_layer"], reports[m, SH].embedding_counted,
+    half_nl = {m: pruning.skip_half_ratio(records[m, SH].skip, level=LEVEL, last=False) for m in PRE_LN}
+    half_ref_nl = {m: training_analysis.theorem_half_ratio(records[m, SH].n_layer, reports[m, SH].embedding_counted,
                                                            last=False) for m in PRE_LN}
     values["ev_half_ratio_no_last_smollm2"] = _iv(half_nl["smollm2-135m"])
     values["ev_half_ratio_no_last_qwen"] = _iv(half_nl["qwen2.5-coder-0.5b"])
@@ -658,8 +658,8 @@ def _evidence(reports, runs, records, trends, metric_corr, metric_diff, half, ha
         "ev_norm_growth_qwen": _iv(gq),
         "ev_skip_trend_smollm2": _iv(trends["smollm2-135m"]),
         "ev_skip_trend_qwen": _iv(trends["qwen2.5-coder-0.5b"]),
-        "ev_skip_block1_smollm2": EvidenceGlue(records["smollm2-135m", SH]["skip"].mean[0], digits=4),
-        "ev_skip_block1_qwen": EvidenceGlue(records["qwen2.5-coder-0.5b", SH]["skip"].mean[0], digits=4),
+        "ev_skip_block1_smollm2": EvidenceGlue(records["smollm2-135m", SH].skip.mean[0], digits=4),
+        "ev_skip_block1_qwen": EvidenceGlue(records["qwen2.5-coder-0.5b", SH].skip.mean[0], digits=4),
         "ev_metric_rho_change_smollm2": _iv(metric_corr["smollm2-135m"]["change"]),
         "ev_metric_rho_change_qwen": _iv(metric_corr["qwen2.5-coder-0.5b"]["change"]),
         "ev_metric_diff_influence_smollm2": _iv(ds["influence"]),
