@@ -69,7 +69,7 @@ crossing modules)::
   command to its module; ``--version`` prints the name, :data:`__version__` and the commit);
   one module per command, which parses, prints and exits while the layers below do the work:
   ``cli.prepare_corpus`` (``prepare-corpus``), ``cli.prepare_models`` (``prepare-models``),
-  ``cli.train``, ``cli.sweep``, ``cli.measure``, ``cli.depth_cost`` (``depth-cost``),
+  ``cli.train``, ``cli.sweep``, ``cli.measure``, ``cli.record``,
   ``cli.analyse``, ``cli.intervene``, ``cli.anchors``; no other module imports argparse
 
 """

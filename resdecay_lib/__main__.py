@@ -20,7 +20,7 @@ from . import __version__
 
 #: the modules of the sub-commands (each defines ``register_cli``), in the order ``--help`` lists them
 COMMAND_MODULES: tuple[str, ...] = ("cli.prepare_corpus", "cli.train", "cli.sweep", "cli.prepare_models", "cli.measure",
-                                     "cli.depth_cost", "cli.analyse", "cli.intervene", "cli.anchors")
+                                     "cli.record", "cli.analyse", "cli.intervene", "cli.anchors")
 
 #: the console script's name ([project.scripts] in pyproject.toml)
 SCRIPT = "resdecay"

@@ -5,14 +5,14 @@ JSON-ready record: the per-sequence layer metrics (:func:`resdecay_lib.nn.probe.
 the change seen through the model's own RMSNorm with and without its gains
 (:func:`resdecay_lib.nn.probe.rms_change`), the Gram matrix of the summands (for rho), Gromov's
 angular distances, the skip cost of every block and, when asked, the pruning curve of every
-ranking (:mod:`resdecay_lib.analysis.pruning`). ``python -m resdecay_lib depth-cost MODEL`` (:mod:`resdecay_lib.cli.depth_cost`) writes
+ranking (:mod:`resdecay_lib.analysis.pruning`). ``python -m resdecay_lib record MODEL`` (:mod:`resdecay_lib.cli.record`) writes
 it under ``results/pretrained/`` atomically, with its provenance, and skips a finished file.
 
 :func:`measure_stream` is the record's ``stream`` section, what Chapter 9 reads besides: the
 change of every sublayer step (``probe.measure_sublayers``), for Post-LN MiniLM the change
 of the stream itself, and, for the models of :data:`ROUND_TRIPS`, the change after a 4-bit
 round-trip of the weights (``quantise.quantize_q4_1_``) with how far the weights moved.
-``depth-cost MODEL --only stream`` adds it to a finished record without re-running the
+``record MODEL --only stream`` adds it to a finished record without re-running the
 skip and pruning costs.
 
 The analysis functions read such a record (or a live :class:`~resdecay_lib.nn.probe.LayerChange`):
@@ -40,7 +40,7 @@ from ..checks import Name, PathArg, accepts, check_in_file, check_int, check_rea
 from ..stats.exponents import FRONT_BLOCKS, TAIL_BLOCKS, Exponent
 from ..stats.fit import loglog_slope
 
-# measure_stream is public (the depth-cost command and Chapter 9's live check call it) but not yet
+# measure_stream is public (the record command and Chapter 9's live check call it) but not yet
 # listed: the whole-library fuzz asks every listed function for declared domains and an example
 __all__ = ["TEXTS", "GPT2_XL_GROWTH", "ROUND_TRIPS", "STREAM_FIELDS", "book_text", "measure_model", "measure_stream",
            "PRETRAINED_SCHEMA", "PretrainedRecord", "StreamSection", "QuantisedChange",
@@ -347,7 +347,7 @@ def _check_record(rec) -> None:
 def _check_stream(st, B, L) -> None:
     """A record's ``stream`` section (:func:`measure_stream`'s :data:`STREAM_FIELDS`, and its provenance)."""
     if not isinstance(st, dict) or "sublayer_omega_sq" not in st:
-        raise _BadRecord(f"stream must be a dict holding sublayer_omega_sq (depth-cost --only stream's), "
+        raise _BadRecord(f"stream must be a dict holding sublayer_omega_sq (record --only stream's), "
                          f"got {show(sorted(st) if isinstance(st, dict) else st)}")
     _array("stream.sublayer_omega_sq", st["sublayer_omega_sq"], (B, 2 * L))
     if "raw_change" in st:

@@ -88,7 +88,7 @@ def _run_measure(args) -> int:
             raise ValueError(f"MODEL must be one of {', '.join(PACKAGED)} or a local Hugging Face folder, got ''")
         if args.model not in PACKAGED and not Path(args.model).exists():   # a Hub id, a typo
             raise ValueError(UNKNOWN_MODEL.format(name=args.model))
-        out = check_out_dir("--out", args.out)          # the check depth-cost makes too
+        out = check_out_dir("--out", args.out)          # the check record makes too
         for suffix in ("_layers.csv", "_layers.png"):  # a folder (or a FIFO) there fails after the whole measurement
             check_out_file("--out", out / f"{_stem(args.model)}{suffix}")
         text_path = check_in_file("--text", args.text)  # a FIFO would block the read for ever

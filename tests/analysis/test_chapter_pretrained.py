@@ -188,14 +188,14 @@ def test_stored_names_a_missing_round_trip_and_a_missing_record(tmp_path):
         pretrained.stored(_book_with(tmp_path / "a", strip))
     book = _book_with(tmp_path / "b", lambda name, rec: None)
     (book / "results" / "pretrained" / "qwen2.5-coder-0.5b__pydoc.json").unlink()
-    with pytest.raises(ValueError, match=r"qwen2.5-coder-0.5b', 'pydoc'.*depth-cost MODEL"):
+    with pytest.raises(ValueError, match=r"qwen2.5-coder-0.5b', 'pydoc'.*record MODEL"):
         pretrained.stored(book)
 
 
 def test_live_check_refuses_records_without_smollm2s_stream_section():
     records = pretrained_analysis.load_records(ROOT / "results" / "pretrained")
     recs = {k: v for k, v in records.items() if k != (pretrained.LIVE_MODEL, pretrained.SH)}
-    with pytest.raises(ValueError, match="depth-cost smollm2-135m"):
+    with pytest.raises(ValueError, match="record smollm2-135m"):
         pretrained.live_check(ROOT, recs)
     import dataclasses
     bare = {**recs, (pretrained.LIVE_MODEL, pretrained.SH): dataclasses.replace(

@@ -1,6 +1,6 @@
 """The command line as a user meets it: the ``resdecay`` console script and ``--version``,
 ``train --help``, ``measure --device/--dtype`` with its fit and reading, unknown model names,
-``depth-cost``'s checks and its records' provenance, the sweep's folder and final table, the tiny
+``record``'s checks and its records' provenance, the sweep's folder and final table, the tiny
 sweep, and the progress and resume messages."""
 import dataclasses
 import json
@@ -138,32 +138,32 @@ def test_an_unknown_model_name_lists_the_packaged_models(tmp_path, capsys):
     assert all(name in err for name in pretrained.PACKAGED) and "Nothing is downloaded" in err
 
 
-# ----------------------------------------------------------------------------- depth-cost
+# ----------------------------------------------------------------------------- record
 
-def test_depth_cost_command_rejects_bad_input_before_any_work(tmp_path, capsys):
-    assert main(["depth-cost", "gpt-5", "--out", str(tmp_path)]) == 2
+def test_record_command_rejects_bad_input_before_any_work(tmp_path, capsys):
+    assert main(["record", "gpt-5", "--out", str(tmp_path)]) == 2
     assert "MODEL must be one of" in capsys.readouterr().err
-    assert main(["depth-cost", "smollm2-135m", "--text", "poems", "--out", str(tmp_path)]) == 2
+    assert main(["record", "smollm2-135m", "--text", "poems", "--out", str(tmp_path)]) == 2
     assert "--text must be one of shakespeare, pydoc" in capsys.readouterr().err
-    assert main(["depth-cost", "smollm2-135m", "--n-seq", "1", "--out", str(tmp_path)]) == 2
+    assert main(["record", "smollm2-135m", "--n-seq", "1", "--out", str(tmp_path)]) == 2
     assert "--n-seq" in capsys.readouterr().err
     assert not list(tmp_path.iterdir())
 
 
-def test_depth_cost_records_carry_the_device_cpu_capability_and_seeds(tmp_path, monkeypatch, capsys):
-    from resdecay_lib.cli import depth_cost
-    monkeypatch.setattr(depth_cost.pretrained, "load", lambda name, progress=False: object())
-    monkeypatch.setattr(depth_cost, "book_text", lambda t: "text")
-    monkeypatch.setattr(depth_cost, "measure_model", lambda pre, text, *a, **kw: {"model": "m"})
-    monkeypatch.setattr(depth_cost, "measure_stream", lambda pre, text, *a, **kw: {"sublayer_omega_sq": [[0.5]],
+def test_record_command_records_carry_the_device_cpu_capability_and_seeds(tmp_path, monkeypatch, capsys):
+    from resdecay_lib.cli import record
+    monkeypatch.setattr(record.pretrained, "load", lambda name, progress=False: object())
+    monkeypatch.setattr(record, "book_text", lambda t: "text")
+    monkeypatch.setattr(record, "measure_model", lambda pre, text, *a, **kw: {"model": "m"})
+    monkeypatch.setattr(record, "measure_stream", lambda pre, text, *a, **kw: {"sublayer_omega_sq": [[0.5]],
                                                                                     "change": {}})
-    assert main(["depth-cost", "smollm2-135m", "--text", "pydoc", "--out", str(tmp_path), "--threads", "1"]) == 0
+    assert main(["record", "smollm2-135m", "--text", "pydoc", "--out", str(tmp_path), "--threads", "1"]) == 0
     rec = json.loads((tmp_path / "smollm2-135m__pydoc.json").read_text())
     for prov in (rec["provenance"], rec["stream"]["provenance"]):    # the record's and its stream section's
         for key in ("code_version", "library_versions", "wall_s", "threads", "device", "cpu_model", "cpu_capability",
                     "seeds", "peak_rss_mib"):
             assert key in prov, key
-        assert prov["seeds"]["global_generators"] == depth_cost.SEED and prov["threads"] == 1
+        assert prov["seeds"]["global_generators"] == record.SEED and prov["threads"] == 1
         assert prov["peak_rss_mib"] > 0
     assert rec["stream"]["sublayer_omega_sq"] == [[0.5]] and "change" not in rec["stream"]
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from resdecay_lib.__main__ import main
-from resdecay_lib.cli import depth_cost
+from resdecay_lib.cli import record
 from resdecay_lib.cli import measure as M
 from resdecay_lib.cli import prepare_models as PM
 from resdecay_lib.cli import sweep as sweep_cli
@@ -214,7 +214,7 @@ def test_measure_refuses_an_output_file_that_is_a_folder_before_loading(tmp_path
 
 
 @pytest.mark.parametrize("make", ["models_file", "cache_file"])
-def test_measure_and_depth_cost_check_the_models_cache_before_loading(tmp_path, monkeypatch, capsys, make):
+def test_measure_and_record_check_the_models_cache_before_loading(tmp_path, monkeypatch, capsys, make):
     _no_loading(monkeypatch)
     cache = tmp_path / "cache"
     if make == "models_file":
@@ -227,22 +227,22 @@ def test_measure_and_depth_cost_check_the_models_cache_before_loading(tmp_path, 
     text.write_text(TEXT)
     assert main(["measure", "smollm2-135m", "--text", str(text), "--out", str(tmp_path / "out")]) == 2
     assert "RESDECAY_CACHE" in _one_line(capsys, "measure")
-    assert main(["depth-cost", "smollm2-135m", "--text", "pydoc", "--out", str(tmp_path / "out")]) == 2
-    assert "RESDECAY_CACHE" in _one_line(capsys, "depth-cost")
+    assert main(["record", "smollm2-135m", "--text", "pydoc", "--out", str(tmp_path / "out")]) == 2
+    assert "RESDECAY_CACHE" in _one_line(capsys, "record")
     with pytest.raises(ValueError, match="RESDECAY_CACHE") as exc:
         pretrained.model_cache_dir()
     assert len(str(exc.value).splitlines()) == 1
 
 
-def test_depth_cost_checks_its_records_and_the_corpus_before_loading(tmp_path, monkeypatch, capsys):
+def test_record_checks_its_records_and_the_corpus_before_loading(tmp_path, monkeypatch, capsys):
     _no_loading(monkeypatch)
     out = tmp_path / "out"
     (out / "smollm2-135m__pydoc.json").mkdir(parents=True)        # a folder where a record goes
-    assert main(["depth-cost", "smollm2-135m", "--text", "pydoc", "--out", str(out)]) == 2
-    assert "smollm2-135m__pydoc.json" in _one_line(capsys, "depth-cost")
+    assert main(["record", "smollm2-135m", "--text", "pydoc", "--out", str(out)]) == 2
+    assert "smollm2-135m__pydoc.json" in _one_line(capsys, "record")
     monkeypatch.setenv("RESDECAY_CACHE", str(tmp_path / "empty_cache"))
-    assert main(["depth-cost", "smollm2-135m", "--text", "shakespeare", "--out", str(tmp_path / "o2")]) == 2
-    assert "prepare-corpus" in _one_line(capsys, "depth-cost")
+    assert main(["record", "smollm2-135m", "--text", "shakespeare", "--out", str(tmp_path / "o2")]) == 2
+    assert "prepare-corpus" in _one_line(capsys, "record")
 
 
 def test_prepare_models_with_a_broken_cache_is_one_line(tmp_path, monkeypatch, capsys):

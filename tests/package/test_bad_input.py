@@ -672,10 +672,10 @@ def test_measure_a_folder_without_tokenizer_says_so(tmp_path, capsys):
     (["sweep"], ["sweep: ", "config"]),
     (["sweep", "x.toml", "--bogus"], ["bogus"]),
     (["nonsense"], ["nonsense"]),
-    (["depth-cost", "gpt-5"], ["depth-cost: ", "MODEL must be one of", "qwen2.5-coder-0.5b"]),
-    (["depth-cost", "smollm2-135m", "--text", "poems"], ["depth-cost: ", "--text must be one of"]),
-    (["depth-cost", "smollm2-135m", "--threads", "0"], ["depth-cost: ", "--threads"]),
-    (["depth-cost", "smollm2-135m", "--n-tokens", "x"], ["depth-cost: ", "--n-tokens"]),
+    (["record", "gpt-5"], ["record: ", "MODEL must be one of", "qwen2.5-coder-0.5b"]),
+    (["record", "smollm2-135m", "--text", "poems"], ["record: ", "--text must be one of"]),
+    (["record", "smollm2-135m", "--threads", "0"], ["record: ", "--threads"]),
+    (["record", "smollm2-135m", "--n-tokens", "x"], ["record: ", "--n-tokens"]),
 ])
 def test_command_line_errors_are_one_line_with_exit_code_2(capsys, argv, words):
     _one_line_exit_2(argv, capsys, *words)
@@ -698,14 +698,14 @@ def test_commands_in_a_fresh_process_print_no_traceback(tmp_path):
 # ----------------------------------------------------------------------------- case by case
 
 @pytest.mark.parametrize("argv, words", [
-    (["depth-cost", "smollm2-135m", "--prune-text", "nope"],
-     ["depth-cost: --prune-text must be one of shakespeare, pydoc, got 'nope'"]),
-    (["depth-cost", "smollm2-135m", "--out", "FILE"], ["depth-cost: --out must be a folder", "the file"]),
-    (["depth-cost", "smollm2-135m", "--out", "FILE/sub"], ["depth-cost: --out must be a folder", "under the file"]),
-    (["depth-cost", "smollm2-135m", "--out", ""], ["depth-cost: --out must be a folder path"]),
+    (["record", "smollm2-135m", "--prune-text", "nope"],
+     ["record: --prune-text must be one of shakespeare, pydoc, got 'nope'"]),
+    (["record", "smollm2-135m", "--out", "FILE"], ["record: --out must be a folder", "the file"]),
+    (["record", "smollm2-135m", "--out", "FILE/sub"], ["record: --out must be a folder", "under the file"]),
+    (["record", "smollm2-135m", "--out", ""], ["record: --out must be a folder path"]),
     (["measure", "smollm2-135m", "--text", "TEXT", "--out", "FILE"], ["measure: --out must be a folder"]),
 ])
-def test_depth_cost_and_measure_reject_a_bad_out_folder_or_prune_text_in_one_line_before_any_work(
+def test_record_and_measure_reject_a_bad_out_folder_or_prune_text_in_one_line_before_any_work(
         tmp_path, capsys, monkeypatch, argv, words):
     (tmp_path / "FILE").write_text("")
     (tmp_path / "TEXT").write_text("words " * 100)

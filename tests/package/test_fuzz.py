@@ -72,7 +72,7 @@ NO_DOMAIN = {
     **{b: "a block, made by GPT from a validated GPTConfig" for b in (
         "PreLNBlock", "PostLNBlock", "PeriLNBlock", "ResiDualBlock", "LNScalingBlock", "DeepNormBlock",
         "MixLNBlock")},
-    # pretrained_analysis: this change touched only store_path and the depth-cost command
+    # pretrained_analysis: this change touched only store_path and the record command
     **{f: "pretrained_analysis' analysis and store readers: not declared yet" for f in (
         "book_text", "measure_model", "measure_stream", "exponent_report", "ExponentReport",
         "norm_growth", "output_variance_exponent", "output_flattening")},
@@ -690,15 +690,15 @@ def test_a_train_option_outside_its_domain_exits_2_in_one_line_before_any_work(d
 @given(data=st.data())
 def test_a_path_a_command_cannot_write_exits_2_in_one_line_before_any_work(data, capsys, fuzz_counts):
     command = data.draw(st.sampled_from(["train --out", "train --checkpoint", "sweep --root",
-                                         "depth-cost --out", "measure --out"]), label="command")
+                                         "record --out", "measure --out"]), label="command")
     verb, option = command.split()
-    bad = data.draw(st.sampled_from(BAD_DIR_PATHS if option == "--root" or verb in ("depth-cost", "measure")
+    bad = data.draw(st.sampled_from(BAD_DIR_PATHS if option == "--root" or verb in ("record", "measure")
                                     else BAD_FILE_PATHS), label="path")
     text = TMP / "text.txt"
     text.write_text("words " * 200)
     argv = {"train": TRAIN + [option, bad],
             "sweep": ["sweep", str(Path(__file__).resolve().parents[2] / "configs" / "train_long.toml"), option, bad],
-            "depth-cost": ["depth-cost", "smollm2-135m", option, bad],
+            "record": ["record", "smollm2-135m", option, bad],
             "measure": ["measure", "smollm2-135m", "--text", str(text), option, bad]}[verb]
     rc, err = _run_cli(argv, capsys)
     _expect_exit_2(argv, rc, err, fuzz_counts, option)

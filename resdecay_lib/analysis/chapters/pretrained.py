@@ -5,11 +5,11 @@ records, one of them re-measured live, as one :class:`PretrainedResult`.
 
 1. **stored** (:func:`stored`; ``pretrained_analysis.load_records``, ``results/pretrained/``): the
    records of SmolLM2-135M, Qwen2.5-Coder-0.5B, Gemma-3-270M and all-MiniLM-L6 on the two texts,
-   made by ``python -m resdecay_lib depth-cost MODEL`` (about an hour): the per-block change of
+   made by ``python -m resdecay_lib record MODEL`` (about an hour): the per-block change of
    :data:`N_SEQ` x :data:`N_TOKENS` samples (``probe.layer_change``), the Gram matrix of the
    summands, the change through the model's own RMSNorm with and without its gain
    (``probe.rms_change``), the skip costs, the pruning curves and the redundancy rankings, and
-   the record's ``stream`` section (``depth-cost MODEL --only stream``, minutes): the sublayer
+   the record's ``stream`` section (``record MODEL --only stream``, minutes): the sublayer
    steps (``probe.measure_sublayers``), the change of Post-LN MiniLM's stream itself, and a 4-bit
    round-trip (``quantise.quantize_q4_1_``: MiniLM float32 -> Q4_1, SmolLM2 Q4_1 -> a second
    Q4_1 on blocks shifted by 16 columns). No model is loaded: seconds;
@@ -225,7 +225,7 @@ def live_check(root, records: dict | None = None) -> LiveCheck:
     rec = records.get((LIVE_MODEL, SH))
     if rec is None or rec.stream is None or rec.stream.quantised is None:
         raise ValueError(f"records lack {LIVE_MODEL}'s {SH} record with its stream section, which the chapter "
-                         f"re-measures: run python -m resdecay_lib depth-cost {LIVE_MODEL} (--only stream)")
+                         f"re-measures: run python -m resdecay_lib record {LIVE_MODEL} (--only stream)")
     pin_threads(1)
     pre = nn_pretrained.load(LIVE_MODEL)
     text = pretrained_analysis.book_text(SH)
@@ -418,13 +418,13 @@ def stored(root) -> PretrainedResult:
     missing = [(m, t) for m in MODELS for t in TEXTS if (m, t) not in records]
     if missing:
         raise ValueError(f"{root / 'results' / 'pretrained'} lacks the records {missing}, which the chapter "
-                         f"reads: run python -m resdecay_lib depth-cost MODEL")
+                         f"reads: run python -m resdecay_lib record MODEL")
     lacking = [m for m in MODELS if {"sublayer_omega_sq", *(() if records[m, SH].rms_change is not None else ("raw_change",)),
                                      *(("quantised",) if m in pretrained_analysis.ROUND_TRIPS else ())}
                - (records[m, SH].stream.present if records[m, SH].stream is not None else set())]
     if lacking:
         raise ValueError(f"the Shakespeare records of {lacking} lack their stream section, which the chapter reads: "
-                         f"run python -m resdecay_lib depth-cost MODEL --only stream --text {SH}")
+                         f"run python -m resdecay_lib record MODEL --only stream --text {SH}")
     runs = _runs(records)
     values, tables, panels = {}, {}, {}
 

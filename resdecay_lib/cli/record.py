@@ -1,6 +1,6 @@
-"""The ``depth-cost`` command: store Chapter 9's measurement of a packaged model.
+"""The ``record`` command: store Chapter 9's measurement of a packaged model.
 
-``python -m resdecay_lib depth-cost MODEL [--text NAME ...] [--out DIR]`` runs
+``python -m resdecay_lib record MODEL [--text NAME ...] [--out DIR]`` runs
 :func:`resdecay_lib.analysis.pretrained_analysis.measure_model` and
 :func:`~resdecay_lib.analysis.pretrained_analysis.measure_stream` on each of the book's texts and
 writes one JSON record per text (atomically, with its provenance) under ``--out``
@@ -28,7 +28,7 @@ from ..training.store import measurement_provenance, write_json_atomic
 
 __all__ = ["SEED", "SECTIONS", "register_cli"]
 
-#: the seed the depth-cost command gives Python's, NumPy's and torch's generators before it
+#: the seed the record command gives Python's, NumPy's and torch's generators before it
 #: measures (nothing it does draws a random number: recorded so a record says so)
 SEED = 0
 #: what ``--only`` may add to a finished record
@@ -72,7 +72,7 @@ def _run(args) -> int:
             path = store_path(out, args.model, t)
             if args.only is not None:  # a section of a finished record: the record must be there
                 if not path.is_file():
-                    raise ValueError(f"--only {args.only}: {path} holds no record; run depth-cost "
+                    raise ValueError(f"--only {args.only}: {path} holds no record; run record "
                                      f"{args.model} --text {t} first")
                 load_record(path)                # usable, or a ValueError naming the field
                 rec = json.loads(path.read_text(encoding="utf-8"))
@@ -96,12 +96,12 @@ def _run(args) -> int:
         if todo and pretrained.PACKAGED[args.model].kind != "folder":
             pretrained.model_cache_dir()         # the model is converted into the cache: usable?
     except ValueError as exc:
-        print(f"depth-cost: {one_line(exc)}", file=sys.stderr)
+        print(f"record: {one_line(exc)}", file=sys.stderr)
         return 2
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        print(f"depth-cost: --out {args.out!r} cannot be made: {one_line(exc)}", file=sys.stderr)
+        print(f"record: --out {args.out!r} cannot be made: {one_line(exc)}", file=sys.stderr)
         return 2
     pin_threads(threads)
     pre = None
@@ -128,7 +128,7 @@ def _run(args) -> int:
                 rec["stream"] = _stream_section(pre, args.model, todo[t], n_seq, n_tokens)
                 wall = rec["provenance"]["wall_s"] + rec["stream"]["provenance"]["wall_s"]
         except ValueError as exc:            # e.g. a text too short for --n-seq x --n-tokens
-            print(f"depth-cost: {args.model} on {t}: {one_line(exc)}", file=sys.stderr)
+            print(f"record: {args.model} on {t}: {one_line(exc)}", file=sys.stderr)
             return 2
         write_json_atomic(rec, path)
         print(f"wrote {path} ({wall:.1f} s)", flush=True)
@@ -136,9 +136,9 @@ def _run(args) -> int:
 
 
 def register_cli(subparsers) -> None:
-    """Add ``depth-cost MODEL [--text NAME ...] [--only stream] [--out DIR]``."""
+    """Add ``record MODEL [--text NAME ...] [--only stream] [--out DIR]``."""
     p = subparsers.add_parser(
-        "depth-cost", help="store Chapter 9's measurement of a packaged model (skip and pruning costs)",
+        "record", help="store Chapter 9's measurement of a packaged model (skip and pruning costs)",
         description="Measure a packaged model on the book's texts: layer metrics, the change "
                     "through its own norm, skip costs of every block and, on --prune-text, the "
                     "pruning curves of every ranking; one JSON per text under --out.")

@@ -1,4 +1,4 @@
-"""``depth-cost MODEL --only stream``: the record's stream section added to a finished record, on a
+"""``record MODEL --only stream``: the record's stream section added to a finished record, on a
 tiny model standing in for the packaged one (no download, no hour of skip costs), and its refusals."""
 import json
 
@@ -9,7 +9,7 @@ transformers = pytest.importorskip("transformers")
 
 from resdecay_lib.__main__ import main  # noqa: E402
 from resdecay_lib.analysis import pretrained_analysis  # noqa: E402
-from resdecay_lib.cli import depth_cost  # noqa: E402
+from resdecay_lib.cli import record  # noqa: E402
 from resdecay_lib.nn import pretrained as P  # noqa: E402
 from resdecay_lib.training.store import write_json_atomic  # noqa: E402
 from hf_tiny import TEXT, tiny, tiny_tokenizer  # noqa: E402
@@ -19,11 +19,11 @@ ARGS = ["--text", "pydoc", "--n-seq", "3", "--n-tokens", "10", "--threads", "1"]
 
 @pytest.fixture
 def tiny_smollm(monkeypatch):
-    """depth-cost's loader and text replaced by a tiny Llama and a short text; the record's model
+    """record's loader and text replaced by a tiny Llama and a short text; the record's model
     name is the packaged one's, so the command's round-trip (offset 16) is SmolLM2's."""
     pre = P._finish("smollm2-135m", tiny("llama"), tiny_tokenizer(), "pre_ln", "test", "here")
-    monkeypatch.setattr(depth_cost.pretrained, "load", lambda name, progress=False: pre)
-    monkeypatch.setattr(depth_cost, "book_text", lambda t: TEXT)
+    monkeypatch.setattr(record.pretrained, "load", lambda name, progress=False: pre)
+    monkeypatch.setattr(record, "book_text", lambda t: TEXT)
     return pre
 
 
@@ -37,7 +37,7 @@ def _finished_record(out, pre):
 
 def test_only_stream_adds_the_section_and_keeps_the_record(tmp_path, tiny_smollm, capsys):
     path, before = _finished_record(tmp_path, tiny_smollm)
-    assert main(["depth-cost", "smollm2-135m", "--only", "stream", *ARGS, "--out", str(tmp_path)]) == 0
+    assert main(["record", "smollm2-135m", "--only", "stream", *ARGS, "--out", str(tmp_path)]) == 0
     rec = json.loads(path.read_text())
     st = rec.pop("stream")
     assert rec == json.loads(json.dumps(before))                       # nothing else moved
@@ -48,9 +48,9 @@ def test_only_stream_adds_the_section_and_keeps_the_record(tmp_path, tiny_smollm
     assert prov["threads"] == 1 and prov["code_version"] != "git:before" and "cpu_capability" in prov
     pretrained_analysis.load_record(path)                              # a valid record
     # a second run skips it; --replace measures it again, to the same values
-    assert main(["depth-cost", "smollm2-135m", "--only", "stream", *ARGS, "--out", str(tmp_path)]) == 0
+    assert main(["record", "smollm2-135m", "--only", "stream", *ARGS, "--out", str(tmp_path)]) == 0
     assert "done already (it holds stream)" in capsys.readouterr().out
-    assert main(["depth-cost", "smollm2-135m", "--only", "stream", "--replace", *ARGS, "--out", str(tmp_path)]) == 0
+    assert main(["record", "smollm2-135m", "--only", "stream", "--replace", *ARGS, "--out", str(tmp_path)]) == 0
     again = json.loads(path.read_text())["stream"]
     assert again["sublayer_omega_sq"] == st["sublayer_omega_sq"] and again["quantised"] == st["quantised"]
 
@@ -63,18 +63,18 @@ def test_only_stream_adds_the_section_and_keeps_the_record(tmp_path, tiny_smollm
 def test_only_refuses_bad_options_before_loading(tmp_path, tiny_smollm, capsys, extra, match, monkeypatch):
     path, _ = _finished_record(tmp_path, tiny_smollm)
     text = path.read_text()
-    monkeypatch.setattr(depth_cost.pretrained, "load", lambda *a, **kw: pytest.fail("loaded a model"))
-    assert main(["depth-cost", "smollm2-135m", *ARGS, *extra, "--out", str(tmp_path)]) == 2
+    monkeypatch.setattr(record.pretrained, "load", lambda *a, **kw: pytest.fail("loaded a model"))
+    assert main(["record", "smollm2-135m", *ARGS, *extra, "--out", str(tmp_path)]) == 2
     err = capsys.readouterr().err.strip()
-    assert err.startswith("depth-cost: ") and match in err and len(err.splitlines()) == 1
+    assert err.startswith("record: ") and match in err and len(err.splitlines()) == 1
     assert path.read_text() == text
 
 
 def test_only_stream_names_the_full_run_when_there_is_no_record(tmp_path, capsys, monkeypatch):
-    monkeypatch.setattr(depth_cost.pretrained, "load", lambda *a, **kw: pytest.fail("loaded a model"))
-    assert main(["depth-cost", "smollm2-135m", "--only", "stream", *ARGS, "--out", str(tmp_path)]) == 2
+    monkeypatch.setattr(record.pretrained, "load", lambda *a, **kw: pytest.fail("loaded a model"))
+    assert main(["record", "smollm2-135m", "--only", "stream", *ARGS, "--out", str(tmp_path)]) == 2
     err = capsys.readouterr().err
-    assert "holds no record; run depth-cost smollm2-135m --text pydoc first" in err
+    assert "holds no record; run record smollm2-135m --text pydoc first" in err
     (tmp_path / "smollm2-135m__pydoc.json").write_text('{"model": "smollm2-135m"}')
-    assert main(["depth-cost", "smollm2-135m", "--only", "stream", *ARGS, "--out", str(tmp_path)]) == 2
+    assert main(["record", "smollm2-135m", "--only", "stream", *ARGS, "--out", str(tmp_path)]) == 2
     assert "not a usable pretrained record" in capsys.readouterr().err
