@@ -53,7 +53,7 @@ def run_dict(name=None, arch="pre_ln", L=2, seed=0, loss=2.0, config=None, **fie
     """The least valid stored run result (a dict, as the store reads it into a RunRecord): a
     finished run of ``arch`` at depth ``L`` and ``seed`` with final validation loss ``loss``;
     ``config``: TrainConfig fields over the defaults; ``fields``: top-level fields over these."""
-    r = {"name": name or f"{arch}_L{L}_s{seed}", "status": "ok", "seed": seed,
+    r = {"schema": 2, "name": name or f"{arch}_L{L}_s{seed}", "status": "ok", "seed": seed,
          "config": stored_config(arch, L, seed, **(config or {})),
          "convergence": {"met": True, "diverged": False, "improvement": 0.01},
          "final": {"val_loss": {"mean": loss, "se": 0.01}}, "checkpoints": [], "val_curve": []}
@@ -65,7 +65,7 @@ def stored_run(name, arch, L, seed, loss, met=True, curve=None, flops=1e6):
     """A stored run result with the fields the analysis reads (final loss, ablation, curve), as
     a dict (what the store reads into a RunRecord)."""
     curve = curve or [(0, 4.0), (100, 2.0), (200, loss)]
-    return {"name": name, "status": "ok", "seed": seed, "config": stored_config(arch, L, seed),
+    return {"schema": 2, "name": name, "status": "ok", "seed": seed, "config": stored_config(arch, L, seed),
             "convergence": {"met": met, "diverged": False, "improvement": 0.01 if met else 0.2},
             "final": {"val_loss": {"mean": loss, "se": 0.01},
                       "ablation": {"delta": list(np.linspace(1, 0.1, L)), "delta_se": [0.01] * L}},

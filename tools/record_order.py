@@ -29,7 +29,10 @@ def main() -> int:
     versions = set()
     for d in RUN_DIRS:
         for p in sorted((ROOT / d).glob("*.json")):
-            versions.add(load_run(p).code_version)
+            v = load_run(p).code_version
+            if v is None:
+                raise SystemExit(f"{p}: the run records no code_version; the order cannot be read")
+            versions.add(v)
     out = {"predictions": {"file": PRED, "commit": pred_commit, "committed": pred_time},
            "code_versions": {}}
     for v in sorted(versions):

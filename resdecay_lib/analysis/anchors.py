@@ -47,7 +47,6 @@ from ..maths.beyond import rc_hetero
 from ..maths.finite_d import correlation_rho
 from ..stats import inference as stats
 from ..stats.exponents import convention, halves, rho
-from .pretrained_analysis import PretrainedRecord
 
 __all__ = ["Published", "Anchor", "ANCHORS", "FRONT", "EffectiveDepth", "effective_depth_cosine",
            "contribution_half_ratio", "rotation_half_ratio", "mean_rotation", "final_jump",
@@ -338,6 +337,7 @@ def theorem_values(L: int, embedding_counted: bool) -> dict:
 # ----------------------------------------------------------------------------- the book's figures
 
 def _check_records(records) -> dict:
+    from .pretrained_analysis import PretrainedRecord   # here: importing it imports torch, which anchors does not need
     if not isinstance(records, Mapping) or not records:
         raise ValueError(f"records must be a non-empty dict {{(model, text): record}} as load_records returns, "
                          f"got {show(records)}")
@@ -375,7 +375,7 @@ def book_values(records) -> dict:
             "hu_layer_only": effective_depth_cosine(align, align, align),
             "shibata": stats.t_interval(final_jump(ang)),
             "L": int(r.shape[1]), "embedding_counted": convention(rho(rec.gram)),
-            "placement": rec.placement or "",
+            "placement": "" if rec.placement is None else rec.placement,
         }
     return out
 

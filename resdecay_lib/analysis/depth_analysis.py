@@ -65,13 +65,10 @@ def loss_at_flops(r, flops: float) -> float:
     r = as_run(r)
     if len(r.val_curve) < 2:
         raise ValueError(f"r (run {r.name}) must hold a loss curve of at least 2 evaluations")
-    if any(p.mean is None for p in r.val_curve):
-        raise ValueError(f"r (run {r.name}): val_curve[].mean is missing (a diverged evaluation has no loss to "
-                         f"read at a budget)")
     check_real("r.flops_per_step", r.flops_per_step, 0.0, lo_open=True)
     check_real("flops", flops, 0.0, lo_open=True)
     steps = np.array([p.step for p in r.val_curve], float)
-    loss = np.array([p.mean for p in r.val_curve], float)
+    loss = np.array([np.nan if p.mean is None else p.mean for p in r.val_curve], float)   # null: diverged
     s = flops / r.flops_per_step
     if s > steps[-1] * (1 + 1e-9) or s < steps[1]:
         return float("nan")

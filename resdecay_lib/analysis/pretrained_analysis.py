@@ -399,7 +399,7 @@ def load_record(path) -> PretrainedRecord:
 
 def _record(rec: dict) -> PretrainedRecord:
     """A checked record's JSON (:func:`_check_record`) as a :class:`PretrainedRecord`. Schema 1
-    (no ``schema`` field) has schema 2's layout: the one conversion is the version."""
+    (no ``schema`` field) has schema 2's layout and is read as it is; ``schema`` says which it was."""
     arr = (lambda v: None if v is None else np.asarray(v, float))
     kind, L = rec["cost_kind"], rec["n_layer"]
     skip = pruning.RemovalCost(kind, tuple((k,) for k in range(1, L + 1)), arr(rec["skip"]["base"]),
@@ -418,7 +418,7 @@ def _record(rec: dict) -> PretrainedRecord:
                                st.get("provenance"))
     return PretrainedRecord(
         model=rec["model"], n_layer=int(L), cost_kind=kind, change={m: arr(v) for m, v in rec["change"].items()},
-        gram=arr(rec["gram"]), skip=skip, schema=PRETRAINED_SCHEMA, text=rec.get("text"), d_model=rec.get("d_model"),
+        gram=arr(rec["gram"]), skip=skip, schema=rec.get("schema", 1), text=rec.get("text"), d_model=rec.get("d_model"),
         n_seq=rec.get("n_seq"), n_tokens=rec.get("n_tokens"), placement=rec.get("placement"), source=rec.get("source"),
         note=rec.get("note"), angular_distances=arr(rec.get("angular_distances")), rms_change=arr(rec.get("rms_change")),
         rms_change_gain=arr(rec.get("rms_change_gain")), prune=prune, stream=stream, provenance=rec.get("provenance"))
@@ -449,9 +449,10 @@ def load_records(root) -> dict:
             raise ValueError(f"root holds {path.name!r}, named like a record but not <model>__<text>.json")
         model, text = parts
         rec = load_record(path)
-        if rec.model != model or (rec.text or text) != text:
-            raise ValueError(f"path {str(path)!r} holds the record of {rec.model!r} on "
-                             f"{rec.text or text!r}, not the one its name says")
+        said = text if rec.text is None else rec.text
+        if rec.model != model or said != text:
+            raise ValueError(f"path {str(path)!r} holds the record of {rec.model!r} on {said!r}, not the one its "
+                             f"name says")
         out[model, text] = rec
     return out
 

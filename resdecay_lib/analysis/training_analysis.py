@@ -56,7 +56,6 @@ __all__ = ["OUTLIER_Z", "DRIFT_MARGIN", "StoredSweep", "choose_lr", "choose_lr_t
            "convention", "reference_exponent", "curve_exponent", "seed_exponents", "SETTLE_STEPS", "SETTLE_ALPHA", "exponent_path", "Settling", "settling",
            "curvature", "rc_from_gram", "predictions", "prediction_log_errors", "departure",
            "correlation", "error_shares", "check_sweep", "check_cell", "check_exclude", "check_level", "run_status",
-           "STATUSES",
            "mean_abs_block_corr", "TooFewSeeds", "exponent_fit", "compare_exponents"]
 
 #: a run whose final loss lies more than this many scales from its other seeds is an outlier
@@ -242,7 +241,7 @@ def choose_lr(pilot_spec, root=".") -> dict:
             if cfg.arch != a or not p.exists():
                 continue
             r = load_run(p)
-            ok = r.status == "ok" and not (r.convergence is not None and r.convergence.diverged)
+            ok = r.status == "ok" and not r.convergence.diverged      # a finished run holds its verdict
             losses[cfg.lr] = r.final.val_loss.mean if ok else None
         cands = {lr: v for lr, v in losses.items() if v is not None and math.isfinite(v)}
         if not cands:
@@ -276,13 +275,9 @@ def choose_lr_two_stage(short_pilot, long_pilot, root=".") -> dict:
 
 # ----------------------------------------------------------------------------- flags
 
-#: the statuses a stored run result has (resdecay_lib.training.runs): finished, stopped by a
-#: non-finite loss, or stopped early on purpose
-STATUSES = ("ok", "non_finite", "partial")
-
-
 def run_status(r) -> str:
-    """The status of a stored run result, one of :data:`STATUSES` (read and checked by
+    """The status of a stored run result, one of
+    :data:`~resdecay_lib.training.records.RESULT_STATUSES` (read and checked by
     :class:`~resdecay_lib.training.records.RunRecord`)."""
     return as_run(r).status
 

@@ -74,7 +74,7 @@ def exponent_evidence(sweep: training_analysis.StoredSweep) -> dict:
     fit-start shifts and matched references), the order-free split of the exponent shift, the
     block-variance exponent, and the worst deep Pre-LN loss (every run)."""
     _check_not_empty(sweep)
-    converged = [r for r in sweep.cell("pre_ln", TRAINED_L) if r.status == "ok" and r.convergence is not None
+    converged = [r for r in sweep.cell("pre_ln", TRAINED_L) if r.status == "ok"
                  and not r.convergence.diverged and r.convergence.met]
     if not converged:
         raise ValueError(f"sweep {sweep.name} has no converged run of pre_ln at L = {TRAINED_L} "
@@ -177,7 +177,7 @@ def _check_deep_runs(deep_runs) -> list:
 
 def depth_points(sweep: training_analysis.StoredSweep, deep_runs=()) -> list[tuple[int, float, str]]:
     """(depth, final loss, run name) of every finished Pre-LN run at depth >= :data:`DEPTH_MIN`
-    trained at :data:`LADDER_LR`: the sweep's, then ``deep_runs`` (stored run dicts of deeper
+    trained at :data:`LADDER_LR`: the sweep's, then ``deep_runs`` (the stored RunRecords of deeper
     Pre-LN runs) whose seed is one of the sweep's."""
     training_analysis.check_sweep(sweep)
     deep_runs = _check_deep_runs(deep_runs)

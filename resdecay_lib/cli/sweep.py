@@ -119,7 +119,7 @@ def _exponent_cells(r) -> tuple[str, str, str]:
         return "-", "-", f"none (L = {r.n_layer} < {K_MIN + 2})"
     try:
         e = stored_exponent(r, k_min=K_MIN, level=LEVEL)
-    except ValueError:
+    except (ValueError, TypeError, KeyError, AttributeError):
         return "-", "-", "none (no measurement to fit)"
     fit = f"{e.exponent:.3f}" + (f" [{e.lo:.3f}, {e.hi:.3f}]" if e.lo is not None and e.hi is not None else "")
     return fit, f"{e.reference:.3f} {e.convention}", e.reading.split(" (")[0]
@@ -140,7 +140,9 @@ def _summary_table(spec, root, done=()) -> str:
             r = load_run(path)
         except ValueError as exc:               # read only: a broken file is the sweep's to move aside
             if path.exists():
-                status = f"unreadable ({one_line(exc).split(': ')[-1][:60]})"
+                why = one_line(exc)
+                why = why.split("': ", 1)[1] if why.startswith("path '") and "': " in why else why
+                status = f"unreadable ({why[:80]})"
         else:
             status = r.status + (f" at step {r.failed_step}" if r.status == "non_finite" else "")
             if r.final is not None:

@@ -24,12 +24,12 @@ import json
 import sys
 from pathlib import Path
 
-from ..checks import check_out_file
+from ..checks import check_out_file, one_line
 from ..nn.device import resolve_device
 from ..training.plan import TrainConfig
 from ..training.runs import K_MIN, LEVEL, exponent_lines, part_read, run_result, stored_exponent
 from ..training.records import RunRecord
-from ..training.store import write_json_atomic
+from ..training.store import load_run, write_json_atomic
 from ..training.train import CheckpointMismatch, CheckpointUnreadable, ForeignCheckpoint, discard_checkpoint
 from ..training.weights import weights_path
 
@@ -97,7 +97,11 @@ def _run(args) -> int:
               file=sys.stderr)
         print(json.dumps(res))
         return 1
-    res = RunRecord.from_dict(res)          # what the store will read back, checked
+    try:
+        res = load_run(out)                     # what the store reads back, checked
+    except ValueError as exc:
+        print(f"train: result written to {out}, but the store cannot read it back: {one_line(exc)}", file=sys.stderr)
+        return 1
     if res.status != "ok":
         print(f"{cfg.run_name()}: non-finite loss at step {res.failed_step}; result written to {out}",
               file=sys.stderr)

@@ -95,10 +95,19 @@ class Estimate:
     @classmethod
     def read(cls, d, where: str, rd: _Reader, need_mean: bool = False) -> "Estimate":
         d = rd.table(d, where)
-        mean = rd.number(rd.need(d, "mean", where) if need_mean else d.get("mean"), f"{where}.mean",
-                         none=not need_mean)
-        se = rd.number(d.get("se"), f"{where}.se", none=not need_mean or "se" not in d, lo=0.0)
+        # a finished run's loss has a finite mean and se; elsewhere null stands for "none" (diverged)
+        mean = rd.number(rd.need(d, "mean", where), f"{where}.mean", none=not need_mean)
+        se = rd.number(rd.need(d, "se", where) if need_mean else d.get("se"), f"{where}.se", none=not need_mean,
+                       lo=0.0)
         return cls(mean, se, rd.numbers(d.get("per_window"), f"{where}.per_window"))
+
+    def to_dict(self) -> dict:
+        """As :func:`resdecay_lib.training.runs.run_result` writes it: ``mean`` and ``se`` always
+        (null where there is none), ``per_window`` where it was measured."""
+        out = {"mean": self.mean, "se": self.se}
+        if self.per_window is not None:
+            out["per_window"] = self.per_window
+        return out
 
 
 @dataclass(frozen=True)
@@ -168,7 +177,7 @@ class Checkpoint:
     def to_dict(self) -> dict:
         out = {"step": self.step}
         if self.val_loss is not None:
-            out["val_loss"] = _plain(self.val_loss)
+            out["val_loss"] = self.val_loss.to_dict()
         if self.measure is not None:
             out["measure"] = {p: m.to_dict() for p, m in self.measure.items()}
         return out
@@ -224,8 +233,9 @@ class RunRecord:
     :data:`RESULT_STATUSES`), ``checkpoints`` (the measured steps, :class:`Checkpoint`),
     ``val_curve`` (:class:`CurvePoint` per evaluated step), ``train_loss`` (per step),
     ``final`` (:class:`Final`, a finished run's), ``convergence`` (:class:`Convergence`),
-    ``failed_step`` (the step a non-finite loss stopped it at), ``n_params``, ``flops_per_step``
-    and ``provenance`` (:data:`PROVENANCE`'s fields, as stored)."""
+    ``failed_step`` (the step a non-finite loss stopped it at), ``n_params``, ``flops_per_step``,
+    ``provenance`` (:data:`PROVENANCE`'s fields, as stored) and ``extra`` (any other top-level
+    field, kept as stored, so that nothing is lost when a record is written back)."""
     name: str
     config: TrainConfig
     status: str
@@ -241,6 +251,7 @@ class RunRecord:
     n_params: int | None = None
     flops_per_step: float | None = None
     provenance: Mapping = field(default_factory=dict)
+    extra: Mapping = field(default_factory=dict)
 
     @property
     def arch(self) -> str:
@@ -286,8 +297,8 @@ class RunRecord:
         if not isinstance(d, Mapping):
             raise ArgumentTypeError(f"a stored run result must be a dict (a JSON object), got {type(d).__name__}")
         rd = _Reader(where or (d["name"] if isinstance(d.get("name"), str) else "?"))
-        schema = d.get("schema", RUN_SCHEMA)
-        if schema != RUN_SCHEMA:
+        schema = rd.need(d, "schema", "")
+        if schema != RUN_SCHEMA or isinstance(schema, bool):
             rd.fail("schema", f"{RUN_SCHEMA} (a result measured through training; no converter reads "
                               f"schema {show(schema)})", schema)
         name = rd.need(d, "name", "")
@@ -312,6 +323,8 @@ class RunRecord:
             plan = RunPlan(tuple(rd.int(s, f"plan.measure_steps[{i}]") for i, s in enumerate(ms)),
                            rd.int(rd.need(p, "eval_every", "plan"), "plan.eval_every"))
         seed = rd.int(rd.need(d, "seed", ""), "seed")
+        if seed != config.seed:
+            rd.fail("seed", f"the config's seed {config.seed}", seed)
         # a finished run holds its checkpoints and its curve (a run stopped early may lack them)
         cks = rd.need(d, "checkpoints", "") if status == "ok" else d.get("checkpoints", [])
         if not isinstance(cks, list):
@@ -324,8 +337,9 @@ class RunRecord:
         for i, p in enumerate(curve):
             p = rd.table(p, f"val_curve[{i}]")
             val_curve.append(CurvePoint(rd.int(rd.need(p, "step", f"val_curve[{i}]"), f"val_curve[{i}].step"),
-                                        rd.number(p.get("mean"), f"val_curve[{i}].mean", none=True),
-                                        rd.number(p.get("se"), f"val_curve[{i}].se", none=True)))
+                                        rd.number(rd.need(p, "mean", f"val_curve[{i}]"), f"val_curve[{i}].mean",
+                                                  none=True),
+                                        rd.number(p.get("se"), f"val_curve[{i}].se", none=True, lo=0.0)))
         final = None
         if status == "ok" or d.get("final") is not None:
             f = rd.table(rd.need(d, "final", ""), "final")
@@ -341,25 +355,32 @@ class RunRecord:
                                rd.numbers(a.get("delta_per_window"), "final.ablation.delta_per_window"))
             final = Final(val, pydoc, abl)
         conv = None
-        if d.get("convergence") is not None:
-            c = rd.table(d["convergence"], "convergence")
+        if status == "ok" or d.get("convergence") is not None:      # run_result writes it for a finished run
+            c = rd.table(rd.need(d, "convergence", ""), "convergence")
             met, div = rd.need(c, "met", "convergence"), rd.need(c, "diverged", "convergence")
             for k, v in (("met", met), ("diverged", div)):
                 if not isinstance(v, bool):
                     rd.fail(f"convergence.{k}", "true or false", v)
+            from_step = c.get("from_step")
             conv = Convergence(met, div, rd.number(c.get("improvement"), "convergence.improvement", none=True),
-                               c.get("from_step"), c.get("criterion"))
+                               None if from_step is None else rd.int(from_step, "convergence.from_step"),
+                               c.get("criterion"))
         failed = None
-        if status == "non_finite":
+        if status == "non_finite" or "failed_step" in d:
             failed = rd.int(rd.need(d, "failed_step", ""), "failed_step")
+        n_params = None if d.get("n_params") is None else rd.int(d["n_params"], "n_params", 1)
+        flops = rd.number(d.get("flops_per_step"), "flops_per_step", none=True, lo=0.0)
+        rd.number(d.get("wall_time_s"), "wall_time_s", none=True, lo=0.0)
+        train_loss = rd.numbers(d.get("train_loss"), "train_loss")
         return cls(name=name, config=config, status=status, seed=seed, schema=schema, plan=plan,
-                   checkpoints=checkpoints, val_curve=tuple(val_curve), train_loss=d.get("train_loss"),
-                   final=final, convergence=conv, failed_step=failed, n_params=d.get("n_params"),
-                   flops_per_step=d.get("flops_per_step"),
-                   provenance={k: d[k] for k in PROVENANCE if k in d})
+                   checkpoints=checkpoints, val_curve=tuple(val_curve), train_loss=train_loss,
+                   final=final, convergence=conv, failed_step=failed, n_params=n_params, flops_per_step=flops,
+                   provenance={k: d[k] for k in PROVENANCE if k in d},
+                   extra={k: v for k, v in d.items() if k not in _KNOWN})
 
     def to_dict(self) -> dict:
-        """The stored JSON object (key order as :func:`resdecay_lib.training.runs.run_result` writes it)."""
+        """The stored JSON object: the keys and values :func:`resdecay_lib.training.runs.run_result`
+        writes (a record read from a file gives that file's object back; the order of its keys aside)."""
         out = {"schema": self.schema, "name": self.name, "config": asdict(self.config)}
         if self.plan is not None:
             out["plan"] = {"measure_steps": list(self.plan.measure_steps), "eval_every": self.plan.eval_every}
@@ -373,21 +394,27 @@ class RunRecord:
         if self.failed_step is not None:
             out["failed_step"] = self.failed_step
         out["checkpoints"] = [c.to_dict() for c in self.checkpoints]
-        out["val_curve"] = [_plain(p) if p.se is not None else {"step": p.step, "mean": p.mean} for p in self.val_curve]
+        out["val_curve"] = [{"step": p.step, "mean": p.mean, "se": p.se} for p in self.val_curve]
         if self.train_loss is not None:
             out["train_loss"] = self.train_loss
         if self.final is not None:
-            out["final"] = {"val_loss": _plain(self.final.val_loss)}
+            out["final"] = {"val_loss": self.final.val_loss.to_dict()}
             if self.final.pydoc_loss is not None:
-                out["final"]["pydoc_loss"] = _plain(self.final.pydoc_loss)
+                out["final"]["pydoc_loss"] = self.final.pydoc_loss.to_dict()
             if self.final.ablation is not None:
                 out["final"]["ablation"] = _plain(self.final.ablation)
         if self.convergence is not None:
-            out["convergence"] = _plain(self.convergence)
+            out["convergence"] = asdict(self.convergence)       # every field, null included, as written
         out.update({k: self.provenance[k] for k in ("wall_time_s", "resumed_from_step", "wall_time_complete")
                     if k in self.provenance})
+        out.update(self.extra)
         return out
 
+
+
+#: the top-level fields :meth:`RunRecord.from_dict` reads (any other is kept in ``extra``)
+_KNOWN = {"schema", "name", "config", "plan", "seed", "status", "checkpoints", "val_curve", "train_loss", "final",
+          "convergence", "failed_step", "n_params", "flops_per_step", *PROVENANCE}
 
 
 def as_run(r, name: str = "r") -> RunRecord:

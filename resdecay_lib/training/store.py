@@ -294,23 +294,23 @@ def write_json_atomic(obj, path: str | Path) -> None:
 _RUN_FILE = re.compile(rf"({'|'.join(map(re.escape, sorted(ARCH_NAMES)))})_L[0-9]+_s[0-9]+(_lr[0-9.e+-]+)?\.json")
 
 
-def _result_problem(res, cfg: TrainConfig | None = None) -> str | None:
-    """What is wrong with a parsed result record, naming the field (None: nothing): what
-    :meth:`~resdecay_lib.training.records.RunRecord.from_dict` refuses (a sweep counts a result
-    that reads as done and never runs it again, and the analysis reads these fields), or, with
-    ``cfg``, a record of another configuration."""
+def _result_problem(res, cfg: TrainConfig | None = None):
+    """``(record, None)`` for a valid parsed result, else ``(None, what is wrong)``, naming the
+    field: what :meth:`~resdecay_lib.training.records.RunRecord.from_dict` refuses (a sweep counts a
+    result that reads as done and never runs it again, and the analysis reads these fields), or,
+    with ``cfg``, a record of another configuration."""
     if not isinstance(res, dict):
-        return f"it must be a JSON object (a result record), got {type(res).__name__}"
+        return None, f"it must be a JSON object (a result record), got {type(res).__name__}"
     missing = [k for k in ("config", "status") if k not in res]
     if missing:
-        return f"it lacks {missing}"
+        return None, f"it lacks {missing}"
     try:
-        RunRecord.from_dict(res)
+        rec = RunRecord.from_dict(res)
     except (ArgumentTypeError, ValueError) as exc:
-        return one_line(exc).split(": ", 1)[-1]
+        return None, one_line(exc).split(": ", 1)[-1]
     if cfg is not None and res["config"] != json.loads(json.dumps(asdict(cfg))):
-        return f"it holds another configuration: {show(res['config'], 300)}"
-    return None
+        return None, f"it holds another configuration: {show(res['config'], 300)}"
+    return rec, None
 
 
 def _aside(path: Path) -> Path:
@@ -352,9 +352,9 @@ def read_result(path: Path, cfg: TrainConfig | None = None):
         res, why = None, f"it is not JSON ({type(exc).__name__}: {one_line(exc)[:200]})"
     own = (isinstance(res, dict) and "config" in res and "status" in res) or _RUN_FILE.fullmatch(path.name)
     if why is None:
-        why = _result_problem(res, cfg)
+        rec, why = _result_problem(res, cfg)
         if why is None:
-            return RunRecord.from_dict(res), None
+            return rec, None
     if not own:
         raise ValueError(f"path {str(path)!r} is not a result file ({why}) and not named as one: "
                          f"refused, left as it is")
@@ -381,8 +381,8 @@ def load_run(path, name: str = "path") -> RunRecord:
         raise ValueError(f"{name} {str(path)!r} is not JSON ({type(exc).__name__}: {one_line(exc)[:200]})") from None
     if not isinstance(raw, dict) or not {"config", "status"} <= set(raw):
         got = sorted(raw)[:8] if isinstance(raw, dict) else type(raw).__name__
-        raise ValueError(f"{name} {str(path)!r} is not a run result (a JSON object with config, status and "
-                         f"checkpoints, as train or a sweep writes it), got {show(got)}")
+        raise ValueError(f"{name} {str(path)!r} is not a run result (a JSON object with config and status, as "
+                         f"train or a sweep writes it), got {show(got)}")
     try:
         return RunRecord.from_dict(raw)
     except (ArgumentTypeError, ValueError) as exc:

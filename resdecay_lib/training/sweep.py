@@ -57,9 +57,8 @@ from ..nn.device import cache_dir
 from .plan import TrainConfig
 from .data import CorpusUnavailable, cache_folder, shakespeare_text
 from .runs import run_result
-from .records import RunRecord
-from .store import (SweepSpec, claim, code_version, load_sweep, plan_of, read_result, release, result_path, run_id,
-                    sweep_runs, write_json_atomic)
+from .store import (SweepSpec, claim, code_version, load_run, load_sweep, plan_of, read_result, release,
+                    result_path, run_id, sweep_runs, write_json_atomic)
 from .train import CheckpointUnreadable, ForeignCheckpoint, clean_checkpoint_temporaries, discard_checkpoint
 from .weights import weights_path
 
@@ -160,7 +159,10 @@ def run_one(spec: dict, cfg_dict: dict, root: str, code: str, progress=None,
             print(f"{name}: {exc}; {discard_checkpoint(ck)}, restarting the run from step 0", file=sys.stderr)
             res = run_result(cfg, plan_of(spec), checkpoint=ck, progress=progress, code=code, weights=wts)
         write_json_atomic(res, path)
-        res = RunRecord.from_dict(res)          # what the store will read back, checked
+        try:
+            res = load_run(path)                # what the store reads back, checked
+        except ValueError as exc:
+            return name, (note + "; " if note else "") + f"written, but the store cannot read it back: {one_line(exc)}"
         if res.status == "ok":
             ck.unlink(missing_ok=True)  # a non-finite run keeps its last good checkpoint
             _remove_if_empty(ck.parent)

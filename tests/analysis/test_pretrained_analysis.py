@@ -1,5 +1,6 @@
 """Tests of resdecay_lib.analysis.pretrained_analysis: Chapter 9's stored record and its analysis."""
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -155,3 +156,16 @@ def test_output_flattening_reads_the_block_output_scales_with_a_bootstrap_over_s
     assert grow[1] > 0.1
     with pytest.raises(ValueError, match="one shape"):
         pretrained_analysis.output_flattening(np.ones((3, L)), np.ones((3, L + 1)), False)
+
+
+def test_a_records_json_reads_as_a_pretrained_record_of_its_schema_or_is_refused_naming_the_field():
+    path = min((Path(__file__).resolve().parents[2] / "results" / "pretrained").glob("*__*.json"),
+               key=lambda p: p.stat().st_size)
+    raw = json.loads(path.read_text(encoding="utf-8"))
+    rec = pretrained_analysis.PretrainedRecord.from_dict(raw)
+    assert rec.schema == 1 and rec.change["omega_sq"].shape == (rec.n_seq, rec.n_layer)   # made before the field
+    assert pretrained_analysis.PretrainedRecord.from_dict({**raw, "schema": 2}).schema == 2
+    with pytest.raises(ValueError, match="schema must be 2"):
+        pretrained_analysis.PretrainedRecord.from_dict({**raw, "schema": 3})
+    with pytest.raises(ValueError, match="n_layer must be an integer"):
+        pretrained_analysis.PretrainedRecord.from_dict({**raw, "n_layer": "24"})

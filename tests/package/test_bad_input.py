@@ -190,7 +190,8 @@ def _stored_run(seed, L=6):
     k = np.arange(1, L + 1)
     measure = {"stream": {"omega_sq_per_sequence": (np.tile(k ** -1.0, (2, 1)) * (1 + 0.01 * seed)).tolist(),
                           "gram": GRAM.tolist()}}
-    return {"name": f"pre_ln_L{L}_s{seed}", "status": "ok", "seed": seed, "config": stored_config("pre_ln", L, seed),
+    return {"schema": 2, "name": f"pre_ln_L{L}_s{seed}", "status": "ok", "seed": seed,
+            "config": stored_config("pre_ln", L, seed),
             "convergence": {"met": True, "diverged": False, "improvement": 0.01},
             "final": {"val_loss": {"mean": 2.0 + 0.01 * seed, "se": 0.01},
                       "ablation": {"delta": list(np.linspace(1, 0.1, L) + 0.01 * seed), "delta_se": [0.01] * L}},

@@ -114,8 +114,9 @@ SPEC = sweep.load_sweep({"out": "sweep", "archs": ["pre_ln"], "depths": [1], "se
 CORPUS = data.Corpus("tiny", np.arange(60) % 3, np.arange(30) % 3, data.CharVocab(("\x00", "a", "b")))
 CURVE = [{"step": 0, "mean": 4.0}, {"step": 6, "mean": 3.0}, {"step": 12, "mean": 2.9}]
 #: a stored run result with the fields stored_exponent reads: L = 4, three sequences, measured at step 4
-STORED = {"name": "pre_ln_L4_s0", "status": "ok", "seed": 0, "config": {**dataclasses.asdict(CFG), "n_layer": 4},
-          "final": {"val_loss": {"mean": 2.0, "se": 0.01}}, "val_curve": [],
+STORED = {"schema": 2, "name": "pre_ln_L4_s0", "status": "ok", "seed": 0,
+          "config": {**dataclasses.asdict(CFG), "n_layer": 4}, "final": {"val_loss": {"mean": 2.0, "se": 0.01}},
+          "convergence": {"met": True, "diverged": False}, "val_curve": [],
           "checkpoints": [{"step": 4, "measure": {"stream": {
               "omega_sq_per_sequence": np.outer([1.0, 1.2, 0.9], np.arange(1.0, 5.0) ** -1.0).tolist(),
               "gram": (np.eye(5) + 0.1).tolist()}}}]}

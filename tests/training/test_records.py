@@ -108,3 +108,30 @@ def test_load_run_names_the_file_and_the_field(tmp_path):
     with pytest.raises(ValueError, match="is not a run result"):
         load_run(tmp_path / "y.json", name="RUN.json")
     assert copy.deepcopy(load_run(STORED)) == load_run(STORED)
+
+
+def test_a_diverged_or_unfinished_run_writes_back_key_for_key():
+    """What run_result writes for a run that did not finish well: null losses (mean and se) in
+    the curve and at a checkpoint, a convergence verdict without an improvement, no final
+    losses for a non-finite run, and a field this reader does not know, kept."""
+    rec = json.loads(STORED.read_text())
+    rec["convergence"]["improvement"] = None
+    rec["val_curve"][-1].update(mean=None, se=None)
+    rec["checkpoints"][-1]["val_loss"] = {"mean": None, "se": None}
+    rec["a_later_field"] = {"kept": True}
+    assert RunRecord.from_dict(rec).to_dict() == rec
+    diverged = {**copy.deepcopy(rec), "status": "non_finite", "failed_step": 12}
+    del diverged["final"]
+    back = RunRecord.from_dict(diverged)
+    assert back.failed_step == 12 and back.final is None and back.to_dict() == diverged
+
+
+def test_a_record_without_its_schema_or_with_another_seed_is_refused():
+    with pytest.raises(RecordError, match="^run pre_ln_L2_s0: schema is missing"):
+        RunRecord.from_dict(_broken(("schema",), KeyError))
+    with pytest.raises(RecordError, match="seed must be the config's seed 0, got 3"):
+        RunRecord.from_dict(_broken(("seed",), 3))
+    with pytest.raises(RecordError, match="convergence is missing"):
+        RunRecord.from_dict(_broken(("convergence",), KeyError))
+    with pytest.raises(RecordError, match=r"val_curve\[0\]\.mean is missing"):
+        RunRecord.from_dict(_broken(("val_curve", 0, "mean"), KeyError))

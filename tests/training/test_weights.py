@@ -146,12 +146,12 @@ def test_load_weights_refuses_a_malformed_record(tmp_path, change, words):
 def test_load_weights_refuses_the_weights_of_another_run(tmp_path):
     path = _saved(tmp_path)
     final = {"val_loss": {"mean": 2.0, "se": 0.01}}      # with the two lists below: the least finished result
-    other = {"name": "pre_ln_L2_s1", "status": "ok", "seed": 1, "config": asdict(replace(TINY, seed=1)), "final": final,
-             "checkpoints": [], "val_curve": []}
+    done = {"schema": 2, "status": "ok", "final": final, "checkpoints": [], "val_curve": [],
+            "convergence": {"met": True, "diverged": False}}
+    other = {**done, "name": "pre_ln_L2_s1", "seed": 1, "config": asdict(replace(TINY, seed=1))}
     with pytest.raises(ValueError, match="not those of stored 'pre_ln_L2_s1'"):
         load_weights(path, other)
-    assert load_weights(path, {"name": TINY.run_name(), "status": "ok", "seed": 0, "config": asdict(TINY),
-                               "final": final, "checkpoints": [], "val_curve": []}).name == "pre_ln_L2_s0"
+    assert load_weights(path, {**done, "name": TINY.run_name(), "seed": 0, "config": asdict(TINY)}).name == "pre_ln_L2_s0"
 
 
 def test_weights_that_do_not_fit_their_configuration_are_refused_when_the_model_is_built(tmp_path):

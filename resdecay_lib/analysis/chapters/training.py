@@ -35,7 +35,7 @@ from ...maths import theory
 from ...stats import inference as stats
 from ...stats.exponents import FRONT_BLOCKS
 from ...training import baselines, data, runs
-from ...training.store import load_sweep, plan_of, read_result
+from ...training.store import load_run, load_sweep, plan_of
 from .. import recheck
 from .. import training_analysis
 from .. import training_claims as T
@@ -549,7 +549,7 @@ def _curve(r) -> tuple:
 
 def _failed_run(root: Path, sweep, chosen: dict) -> FailedRun:
     """The failed run at the short pilot's top rate, beside the sweep's run at the rate chosen."""
-    failed, _ = read_result(root / "results" / "lr_pilot_long" / "peri_ln_L16_s0_lr0.096.json")
+    failed = load_run(root / "results" / "lr_pilot_long" / "peri_ln_L16_s0_lr0.096.json")   # read only
     fa, fL, fs = failed.arch, failed.n_layer, failed.seed
     mid = next(p for p in failed.val_curve if p.step >= failed.config.steps // 8)   # an eighth of the run
     kept = sweep.runs.get((fa, fL, fs))
