@@ -217,14 +217,14 @@ class SumSink:
     does not move the version counter). An inference tensor, which has no version counter, is
     copied.
 
-    On the CPU the sums are one compiled loop (:func:`_cpu_kernels`: numba, on the calling
-    thread): it reads each state twice, as the current state and then as the previous one, and
-    sums s, q and c of the current state together with the previous state's s and q (the check
-    above, in the same loop and so in the same order, which is what makes bit-for-bit equality
-    the right test). Passes over NumPy arrays read a state once per sum and cost about three
-    times as much (benchmarks/bench_probe.py, Intel Xeon, 2 threads: 1.07-1.11 plain forwards
-    with NumPy ``vecdot`` over cache-sized chunks). Without numba, and on another device,
-    torch's float64 reductions, by the same formulas. The states must arrive in stream order
+    On the CPU the sums are one compiled loop (:func:`_cpu_kernels`: numba, its rows split over
+    torch's threads): it reads each state twice, as the current state and then as the previous
+    one, and sums s, q and c of the current state together with the previous state's s and q
+    (the check above, in the same loop and so in the same order, which is what makes
+    bit-for-bit equality the right test). Passes over NumPy arrays read a state once per sum and
+    cost about three times as much (benchmarks/bench_probe.py, Intel Xeon, 2 threads: 1.07-1.11
+    plain forwards with NumPy ``vecdot`` over cache-sized chunks, about 1.04 with this loop).
+    Without numba, and on another device, torch's float64 reductions, by the same formulas. The states must arrive in stream order
     (every Pre-LN, Post-LN or Hugging Face stack runs its blocks in order)."""
 
     #: the compiled loop for CPU tensors when numba is there (False: torch's reductions, as on
@@ -275,8 +275,7 @@ class SumSink:
         token_sums(a32, a32 if first else self._prev.numpy(), s, q, c, s_prev, q_prev)
         if first:                                        # u_0 = x_1, centred directly
             centred_sq(a32, s, c)
-        elif not (np.array_equal(s_prev, self.s[slot - 1], equal_nan=True)
-                  and np.array_equal(q_prev, self.q[slot - 1], equal_nan=True)):
+        elif not (_same_values(s_prev, self.s[slot - 1]) and _same_values(q_prev, self.q[slot - 1])):
             raise StreamChangedInPlace(_CHANGED.format(a=slot - 1, b=slot))
         self.s[slot], self.q[slot] = s, q
         return c
@@ -307,12 +306,19 @@ class SumSink:
         return stack(self.s), stack(self.q), stack(self.c), stack(self.e), self.shape
 
 
+def _same_values(a: np.ndarray, b: np.ndarray) -> bool:
+    """Equal arrays, a NaN equal to a NaN (the plain comparison first: it is the common case,
+    and the NaN-aware one costs three more passes)."""
+    return bool(np.array_equal(a, b) or np.array_equal(a, b, equal_nan=True))
+
+
 def _token_sums(a, p, s, q, c, s_prev, q_prev):
     """Per row i of the float32 arrays a, p [N, D], in float64: s_i = sum_j a_ij, q_i = sum_j
     a_ij^2, c_i = sum_j a_ij p_ij, and the same s and q of p (written into the float64 [N]
-    arrays). One pass over both arrays."""
+    arrays). One pass over both arrays; the rows are split over threads (``prange``), each row
+    summed by one thread, so the sums do not depend on the number of threads."""
     N, D = a.shape
-    for i in range(N):
+    for i in _prange(N):
         sa, qa, ca, sp, qp = 0.0, 0.0, 0.0, 0.0, 0.0
         for j in range(D):
             x, y = np.float64(a[i, j]), np.float64(p[i, j])
@@ -335,6 +341,7 @@ def _centred_sq(a, s, e):
         e[i] = acc
 
 
+_prange = range          # numba.prange in the compiled loop (see _cpu_kernels); plain range in Python
 _KERNELS: list = []
 
 
@@ -345,15 +352,25 @@ def _cpu_kernels():
     reassociation and contraction, so that the loops are vectorised: the sums are then taken
     in another order than NumPy's (a float64 rounding apart, as any two orders are), but NaN
     and infinity propagate as they should, for the stream's finiteness check downstream; the
-    products, of float32 values, are exact either way."""
+    products, of float32 values, are exact either way. ``token_sums`` runs its rows on the
+    threads torch runs on (:func:`_threads`: the states are read from memory, and two cores
+    read it faster than one; numba's OpenMP layer shares the OpenMP runtime torch has loaded)."""
     if not _KERNELS:
         try:
             import numba
         except ImportError:
             _KERNELS.append(None)
         else:
-            jit = numba.njit(cache=True, nogil=True, fastmath={"reassoc", "contract"})
-            _KERNELS.append((jit(_token_sums), jit(_centred_sq)))
+            global _prange
+            _prange = numba.prange
+            fast = {"reassoc", "contract"}
+            sums = numba.njit(cache=True, nogil=True, parallel=True, fastmath=fast)(_token_sums)
+            centred = numba.njit(cache=True, nogil=True, fastmath=fast)(_centred_sq)
+
+            def token_sums(*arrays):
+                numba.set_num_threads(max(1, min(torch.get_num_threads(), numba.config.NUMBA_NUM_THREADS)))
+                sums(*arrays)
+            _KERNELS.append((token_sums, centred))
     return _KERNELS[0]
 
 
