@@ -1,6 +1,7 @@
 """What the tests of resdecay_lib.training.sweep and resdecay_lib.training.engines share: a tiny
 sweep (2 placements x depths [1, 2], 12 steps, one thread), its sweep file, and its result files;
 and, for the tests of the analysis, stored run results and a StoredSweep of them."""
+import copy
 import json
 from dataclasses import asdict
 from pathlib import Path
@@ -82,3 +83,17 @@ def stored_sweep(cells):
         for s, v in enumerate(losses):
             runs[(a, L, s)] = stored_run(f"{a}_L{L}_s{s}", a, L, s, v)
     return StoredSweep(spec, runs)
+
+
+def with_field(record: dict, path: tuple, value) -> dict:
+    """A deep copy of a stored record with the field at ``path`` (keys and list indices) set to
+    ``value``, or removed when ``value`` is ``KeyError``: a damaged record for a test."""
+    out = copy.deepcopy(record)
+    node = out
+    for key in path[:-1]:
+        node = node[key]
+    if value is KeyError:
+        del node[path[-1]]
+    else:
+        node[path[-1]] = value
+    return out

@@ -3,7 +3,6 @@
 (:func:`resdecay_lib.training.runs.stored_exponent`) and one command (``resdecay analyse``) turn a
 stored run into its exponent, reference and reading, ``--version`` names the commit, and a
 :class:`~resdecay_lib.nn.pretrained.Pretrained` prints as one line."""
-import copy
 import json
 import os
 import re
@@ -23,7 +22,7 @@ from resdecay_lib.nn import models, pretrained, probe
 from resdecay_lib.nn.config import ARCH_NAMES
 from resdecay_lib.training import runs, store
 
-from sweep_fixtures import sweep_toml
+from sweep_fixtures import sweep_toml, with_field
 
 ROOT = Path(__file__).resolve().parents[2]
 STORED = ROOT / "results" / "train_long" / "pre_ln_L8_s0.json"
@@ -185,18 +184,6 @@ def test_the_part_read_is_the_one_chapter_7_reads():
     assert {a: runs.part_read(a) for a in ARCH_NAMES} == {a: training_analysis.part_of(a) for a in ARCH_NAMES}
 
 
-def _set(r, path, value):
-    r = copy.deepcopy(r)
-    target = r
-    for key in path[:-1]:
-        target = target[key]
-    if value is KeyError:
-        del target[path[-1]]
-    else:
-        target[path[-1]] = value
-    return r
-
-
 _M = ("checkpoints", -1, "measure", "stream")
 
 
@@ -217,7 +204,7 @@ _M = ("checkpoints", -1, "measure", "stream")
     (_M + ("omega_sq_per_sequence",), "x", ["omega_sq_per_sequence must be"]),
 ])
 def test_stored_exponent_refuses_a_malformed_result_naming_the_field(path, value, words):
-    r = _set(json.loads(STORED.read_text()), path, value)
+    r = with_field(json.loads(STORED.read_text()), path, value)
     with pytest.raises(ValueError) as exc:
         runs.stored_exponent(r)
     msg = str(exc.value)
@@ -266,7 +253,7 @@ def test_analyse_exits_2_in_one_line_on_each_bad_input(tmp_path, capsys):
     broken = json.loads(STORED.read_text())
     broken["config"]["n_layer"] = 0
     (tmp_path / "badconfig.json").write_text(json.dumps(broken))
-    no_gram = _set(json.loads(STORED.read_text()), _M + ("gram",), KeyError)
+    no_gram = with_field(json.loads(STORED.read_text()), _M + ("gram",), KeyError)
     bad_named = tmp_path / "pre_ln_L8_s1.json"
     bad_named.write_text(json.dumps(no_gram))
     for argv, words in [

@@ -9,6 +9,7 @@ import pytest
 from resdecay_lib.checks import ArgumentTypeError
 from resdecay_lib.training.records import RUN_SCHEMA, RecordError, RunRecord, as_run
 from resdecay_lib.training.store import load_run
+from sweep_fixtures import with_field
 
 ROOT = Path(__file__).resolve().parents[2]
 STORED = ROOT / "results" / "train_long" / "pre_ln_L2_s0.json"
@@ -42,15 +43,7 @@ def test_the_analysis_reads_fields():
 
 
 def _broken(path, value):
-    rec = json.loads(STORED.read_text())
-    node = rec
-    for key in path[:-1]:
-        node = node[key]
-    if value is KeyError:
-        del node[path[-1]]
-    else:
-        node[path[-1]] = value
-    return rec
+    return with_field(json.loads(STORED.read_text()), path, value)
 
 
 @pytest.mark.parametrize("path, value, words", [
