@@ -5,8 +5,9 @@ JSON-ready record: the per-sequence layer metrics (:func:`resdecay_lib.nn.probe.
 the change seen through the model's own RMSNorm with and without its gains
 (:func:`resdecay_lib.nn.probe.rms_change`), the Gram matrix of the summands (for rho), Gromov's
 angular distances, the skip cost of every block and, when asked, the pruning curve of every
-ranking (:mod:`resdecay_lib.analysis.pruning`). ``python -m resdecay_lib record MODEL`` (:mod:`resdecay_lib.cli.record`) writes
-it under ``results/pretrained/`` atomically, with its provenance, and skips a finished file.
+ranking (:mod:`resdecay_lib.analysis.pruning`). ``python -m resdecay_lib record MODEL``
+(:mod:`resdecay_lib.cli.record`) writes it under ``results/pretrained/`` atomically, with its
+provenance, and skips a finished file.
 
 :func:`measure_stream` is the record's ``stream`` section, what Chapter 9 reads besides: the
 change of every sublayer step (``probe.measure_sublayers``), for Post-LN MiniLM the change
@@ -127,10 +128,35 @@ class PretrainedRecord:
 
     @classmethod
     def from_dict(cls, d) -> "PretrainedRecord":
-        """A record's JSON object, checked (``ValueError`` naming the field) and read; what
-        :func:`load_record` does with a file's."""
+        """A record's JSON object, checked (``ValueError`` naming the field: :func:`_check_record`)
+        and read, arrays as numpy arrays and costs as
+        :class:`~resdecay_lib.analysis.pruning.RemovalCost`; what :func:`load_record` does with a
+        file's. Schema 1 (no ``schema`` field) has schema 2's layout and is read as it is;
+        ``schema`` says which it was."""
         _check_record(d)
-        return _record(d)
+        arr = (lambda v: None if v is None else np.asarray(v, float))
+        kind, L = d["cost_kind"], d["n_layer"]
+        skip = pruning.RemovalCost(kind, tuple((k,) for k in range(1, L + 1)), arr(d["skip"]["base"]),
+                                   arr(d["skip"]["value"]))
+        prune = None
+        if "prune" in d:
+            prune = {name: pruning.RemovalCost(kind, tuple(tuple(t) for t in p["sets"]), skip.base, arr(p["value"]))
+                     for name, p in d["prune"].items()}
+        stream = None
+        if "stream" in d:
+            st, q = d["stream"], d["stream"].get("quantised")
+            stream = StreamSection(arr(st["sublayer_omega_sq"]), arr(st.get("raw_change")),
+                                   None if q is None else QuantisedChange(q["format"], int(q["offset"]),
+                                                                          float(q["relative_weight_change"]),
+                                                                          arr(q["omega_sq"])),
+                                   st.get("provenance"))
+        return cls(model=d["model"], n_layer=int(L), cost_kind=kind, change={m: arr(v) for m, v in d["change"].items()},
+                   gram=arr(d["gram"]), skip=skip, schema=d.get("schema", 1), text=d.get("text"),
+                   d_model=d.get("d_model"), n_seq=d.get("n_seq"), n_tokens=d.get("n_tokens"),
+                   placement=d.get("placement"), source=d.get("source"), note=d.get("note"),
+                   angular_distances=arr(d.get("angular_distances")), rms_change=arr(d.get("rms_change")),
+                   rms_change_gain=arr(d.get("rms_change_gain")), prune=prune, stream=stream,
+                   provenance=d.get("provenance"))
 
 
 def book_text(name: str) -> str:
@@ -389,39 +415,11 @@ def load_record(path) -> PretrainedRecord:
     omega_sq [n_seq, L]}}, all finite) raises ``ValueError`` naming the path and the field. Nothing is moved or written."""
     path = check_in_file("path", path)
     try:
-        rec = json.loads(path.read_text(encoding="utf-8"))
-        _check_record(rec)
+        rec = PretrainedRecord.from_dict(json.loads(path.read_text(encoding="utf-8")))
     except (OSError, UnicodeDecodeError, ValueError) as exc:
         why = str(exc) if isinstance(exc, _BadRecord) else f"it is not JSON ({type(exc).__name__}: {one_line(exc)[:200]})"
         raise ValueError(f"path {str(path)!r} is not a usable pretrained record: {why}") from None
-    return _record(rec)
-
-
-def _record(rec: dict) -> PretrainedRecord:
-    """A checked record's JSON (:func:`_check_record`) as a :class:`PretrainedRecord`. Schema 1
-    (no ``schema`` field) has schema 2's layout and is read as it is; ``schema`` says which it was."""
-    arr = (lambda v: None if v is None else np.asarray(v, float))
-    kind, L = rec["cost_kind"], rec["n_layer"]
-    skip = pruning.RemovalCost(kind, tuple((k,) for k in range(1, L + 1)), arr(rec["skip"]["base"]),
-                               arr(rec["skip"]["value"]))
-    prune = None
-    if "prune" in rec:
-        prune = {name: pruning.RemovalCost(kind, tuple(tuple(t) for t in p["sets"]), skip.base, arr(p["value"]))
-                 for name, p in rec["prune"].items()}
-    stream = None
-    if "stream" in rec:
-        st, q = rec["stream"], rec["stream"].get("quantised")
-        stream = StreamSection(arr(st["sublayer_omega_sq"]), arr(st.get("raw_change")),
-                               None if q is None else QuantisedChange(q["format"], int(q["offset"]),
-                                                                      float(q["relative_weight_change"]),
-                                                                      arr(q["omega_sq"])),
-                               st.get("provenance"))
-    return PretrainedRecord(
-        model=rec["model"], n_layer=int(L), cost_kind=kind, change={m: arr(v) for m, v in rec["change"].items()},
-        gram=arr(rec["gram"]), skip=skip, schema=rec.get("schema", 1), text=rec.get("text"), d_model=rec.get("d_model"),
-        n_seq=rec.get("n_seq"), n_tokens=rec.get("n_tokens"), placement=rec.get("placement"), source=rec.get("source"),
-        note=rec.get("note"), angular_distances=arr(rec.get("angular_distances")), rms_change=arr(rec.get("rms_change")),
-        rms_change_gain=arr(rec.get("rms_change_gain")), prune=prune, stream=stream, provenance=rec.get("provenance"))
+    return rec
 
 
 @accepts(root=PathArg())

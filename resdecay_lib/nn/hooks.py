@@ -224,8 +224,9 @@ class SumSink:
     bit-for-bit equality the right test). Passes over NumPy arrays read a state once per sum and
     cost about three times as much (benchmarks/bench_probe.py, Intel Xeon, 2 threads: 1.07-1.11
     plain forwards with NumPy ``vecdot`` over cache-sized chunks, about 1.04 with this loop).
-    Without numba, and on another device, torch's float64 reductions, by the same formulas. The states must arrive in stream order
-    (every Pre-LN, Post-LN or Hugging Face stack runs its blocks in order)."""
+    Without numba, and on another device, torch's float64 reductions, by the same formulas. The
+    states must arrive in stream order (every Pre-LN, Post-LN or Hugging Face stack runs its
+    blocks in order)."""
 
     #: the compiled loop for CPU tensors when numba is there (False: torch's reductions, as on
     #: a GPU; the tests read both)

@@ -25,8 +25,8 @@ from dataclasses import asdict, dataclass, field, fields
 from ..checks import ArgumentTypeError, show
 from .plan import RunPlan, TrainConfig
 
-__all__ = ["RUN_SCHEMA", "RESULT_STATUSES", "RecordError", "as_run", "METRICS", "PROVENANCE", "Estimate", "CurvePoint", "StreamMeasure",
-           "Checkpoint", "Ablation", "Final", "Convergence", "RunRecord"]
+__all__ = ["RUN_SCHEMA", "RESULT_STATUSES", "PROVENANCE", "RecordError", "as_run", "Estimate", "CurvePoint",
+           "StreamMeasure", "Checkpoint", "Ablation", "Final", "Convergence", "RunRecord"]
 
 #: version of the result-file layout (2: measured through training)
 RUN_SCHEMA = 2
@@ -118,16 +118,11 @@ class CurvePoint:
     se: float | None = None
 
 
-#: the per-layer metrics a checkpoint stores, each with its standard error over sequences
-#: (:func:`resdecay_lib.nn.probe.measure_zoo`); ``influence`` is absent from records made
-#: before it was measured
-METRICS = ("omega_sq", "rel_update", "alignment", "angular", "influence", "norm")
-
-
 @dataclass(frozen=True)
 class StreamMeasure:
     """One stream's measurement at a checkpoint (:func:`resdecay_lib.nn.probe.measure_zoo`):
-    ``metrics[m]`` and ``metrics[m + "_se"]``, [L] lists for m in :data:`METRICS`;
+    ``metrics[m]`` and ``metrics[m + "_se"]``, [L] lists for the metrics m of
+    ``nn.probe.LayerChange.METRICS`` (``influence`` is absent from records made before it was measured);
     ``omega_sq_per_sequence`` [n_seq][L]; ``gram`` [L+1][L+1], the Gram matrix of the summands
     per coordinate (embedding, then each block's output). Every stored run holds all of them; a
     reader of one that is None (a hand-made record) says it is missing."""
@@ -290,13 +285,13 @@ class RunRecord:
                          f"({[c.step for c in self.checkpoints]}), got {step}")
 
     @classmethod
-    def from_dict(cls, d, where: str | None = None) -> "RunRecord":
+    def from_dict(cls, d) -> "RunRecord":
         """Read a stored result (the JSON object), checking each field; :class:`RecordError`
-        names the run (or ``where``) and the first wrong field. An object that is not a dict
-        raises :class:`ArgumentTypeError`."""
+        names the run and the first wrong field. An object that is not a dict raises
+        :class:`ArgumentTypeError`."""
         if not isinstance(d, Mapping):
             raise ArgumentTypeError(f"a stored run result must be a dict (a JSON object), got {type(d).__name__}")
-        rd = _Reader(where or (d["name"] if isinstance(d.get("name"), str) else "?"))
+        rd = _Reader(d["name"] if isinstance(d.get("name"), str) else "?")
         schema = rd.need(d, "schema", "")
         if schema != RUN_SCHEMA or isinstance(schema, bool):
             rd.fail("schema", f"{RUN_SCHEMA} (a result measured through training; no converter reads "
@@ -385,8 +380,7 @@ class RunRecord:
         if self.plan is not None:
             out["plan"] = {"measure_steps": list(self.plan.measure_steps), "eval_every": self.plan.eval_every}
         out["seed"] = self.seed
-        out.update({k: v for k, v in self.provenance.items() if k not in ("wall_time_s", "resumed_from_step",
-                                                                          "wall_time_complete")})
+        out.update(self.provenance)
         for k in ("n_params", "flops_per_step"):
             if getattr(self, k) is not None:
                 out[k] = getattr(self, k)
@@ -405,11 +399,8 @@ class RunRecord:
                 out["final"]["ablation"] = _plain(self.final.ablation)
         if self.convergence is not None:
             out["convergence"] = asdict(self.convergence)       # every field, null included, as written
-        out.update({k: self.provenance[k] for k in ("wall_time_s", "resumed_from_step", "wall_time_complete")
-                    if k in self.provenance})
         out.update(self.extra)
         return out
-
 
 
 #: the top-level fields :meth:`RunRecord.from_dict` reads (any other is kept in ``extra``)
