@@ -206,6 +206,8 @@ def main() -> int:
                         "family": c.family, "rule": c.rule.__name__,
                         "rule_doc": inspect.cleandoc(c.rule.__doc__ or ""), "fingerprint": fps[c.id],
                         "rule_fingerprint": rule_fps[c.id], "seed_based": ledger.seed_based(c)}
+        if c.id in ledger.CONFIRMATORY_NEEDS:      # the evidence its confirmatory reading decides from
+            claims[c.id]["confirmatory_needs"] = [str(e) for e in ledger.CONFIRMATORY_NEEDS[c.id]]
     if args.dry_run:
         changed = P.mismatches(old, fps) if old else {k: (None, v) for k, v in fps.items()}
         print(f"{len(fps)} fingerprints in {seconds:.1f} s; {len(changed)} differ from {path.relative_to(ROOT)}")

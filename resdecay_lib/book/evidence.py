@@ -29,7 +29,7 @@ from ..checks import ArgumentTypeError
 
 __all__ = ["Evidence", "KINDS", "DECLARED", "SEED_SETS", "EXPLORATORY_SEEDS", "CONFIRMATORY_SET", "declared", "UndeclaredEvidence", "VAR_EXP", "HALF_RATIO",
            "HALF_RATIO_REF", "glue", "glue_display",
-           "INIT_EXP", "GRAD_RATIO", "VAL_LOSS_GAP", "PRETRAINED_EXP", "PRETRAINED_REF", "PRE_LN_FAMILIES",
+           "INIT_EXP", "GRAD_RATIO", "VAL_LOSS_GAP", "PRETRAINED_EXP", "PRETRAINED_REF", "PRE_LN_FAMILIES", "CONFIRMATORY_MODELS",
            "PRETRAINED_DRIFT", "FITRANGE_SHIFT", "SKIP_TREND", "SKIP_BLOCK1", "METRIC_RHO_CHANGE",
            "METRIC_DIFF", "NORM_GROWTH", "GAP_BY_DEPTH", "FLATTENING",
            "HALF_RATIO_NO_LAST", "HALF_RATIO_REF_NO_LAST", "GRAD_RATIO2",
@@ -535,26 +535,39 @@ PRETRAINED_EXP = {
                      "the same, Qwen2.5-Coder-0.5B (Pre-LN), k = 2..24"),
     "gemma3": interval("ev_pretrained_exp_gemma3", "09_pretrained", "the same, Gemma-3-270M (sandwich), k = 2..18"),
     "minilm": interval("ev_pretrained_exp_minilm", "09_pretrained", "the same, all-MiniLM-L6 (Post-LN), k = 2..6"),
+    "qwen15": interval("ev_pretrained_exp_qwen15", "09_pretrained",
+                       "the same, Qwen2.5-Coder-1.5B (Pre-LN), pydoc sample, k = 2..28: the confirmatory reading"),
 }
 #: the theorem's exponent over the model's own range, in the convention its rho picks
 PRETRAINED_REF = {
     "smollm2": value("ev_pretrained_ref_smollm2", "09_pretrained",
                      "the theorem's exponent over SmolLM2's range and convention"),
     "qwen": value("ev_pretrained_ref_qwen", "09_pretrained", "the same for Qwen"),
+    "qwen15": value("ev_pretrained_ref_qwen15", "09_pretrained", "the same for Qwen2.5-Coder-1.5B's pydoc record (the confirmatory reading)"),
 }
-#: the Pre-LN families the pretrained rules read, in order: the models whose theorem reference
-#: is declared above (a Pre-LN model has one; the sandwich and Post-LN controls do not), so that
+#: the Pre-LN families of the exploratory reading, in order: SmolLM2-135M and Qwen2.5-Coder-0.5B on
+#: the Shakespeare sample, whose records every pretrained rule was written after (Chapter 9). A
+#: pretrained rule reads the models whose evidence its reading holds (``rules._families``), so
 #: a model enters every pretrained rule by declaring its evidence, not by a name in a rule
-PRE_LN_FAMILIES = tuple(PRETRAINED_REF)
+PRE_LN_FAMILIES = ("smollm2", "qwen")
+#: the Pre-LN models of the confirmatory reading of the pretrained rules: Qwen2.5-Coder-1.5B on the
+#: pydoc sample (``results/pretrained_large/qwen2.5-coder-1.5b__pydoc.json``), a record measured
+#: only after the rules that read it were registered. Its Shakespeare record had been read (Chapter
+#: 9b) before any rule named it, so only its other text can be confirmatory. The confirmatory
+#: reading of a claim (``book.claims.confirmatory_reading``) is its rule on these models' evidence
+#: alone, at the same levels as the exploratory reading
+CONFIRMATORY_MODELS = ("qwen15",)
 #: the curvature test's drift of the local slope over k = 2..L (0 for a power law)
 PRETRAINED_DRIFT = {
     "smollm2": interval("ev_pretrained_drift_smollm2", "09_pretrained", "curvature drift of SmolLM2's curve"),
     "qwen": interval("ev_pretrained_drift_qwen", "09_pretrained", "curvature drift of Qwen's curve"),
+    "qwen15": interval("ev_pretrained_drift_qwen15", "09_pretrained", "curvature drift of the curve of Qwen2.5-Coder-1.5B's pydoc record (the confirmatory reading)"),
 }
 #: largest move of the exponent for k_min = 3, 4
 FITRANGE_SHIFT = {
     "smollm2": value("ev_fitrange_shift_smollm2", "09_pretrained", "fit-start sensitivity of SmolLM2's exponent"),
     "qwen": value("ev_fitrange_shift_qwen", "09_pretrained", "fit-start sensitivity of Qwen's exponent"),
+    "qwen15": value("ev_fitrange_shift_qwen15", "09_pretrained", "fit-start sensitivity of the exponent of Qwen2.5-Coder-1.5B's pydoc record (the confirmatory reading)"),
 }
 QUANT_SHIFT = value(
     "ev_quant_shift", "09_pretrained", "largest change of a fitted exponent caused by a Q4_1 round-trip")
@@ -578,6 +591,7 @@ METRIC_RHO_CHANGE = {
     "smollm2": interval("ev_metric_rho_change_smollm2", "09_pretrained",
                         "Spearman correlation of the change with SmolLM2's skip cost"),
     "qwen": interval("ev_metric_rho_change_qwen", "09_pretrained", "the same for Qwen"),
+    "qwen15": interval("ev_metric_rho_change_qwen15", "09_pretrained", "the same for Qwen2.5-Coder-1.5B's pydoc record (the confirmatory reading)"),
 }
 #: rho(change) - rho(competitor), per (competitor, model) (paired bootstrap at 1 - 0.05/6: Bonferroni over
 #: 2 models x 3 competitors; influence, the change itself, is reported beside them, not counted)
@@ -594,6 +608,10 @@ METRIC_DIFF = {
     ("angular", "qwen"): interval("ev_metric_diff_angular_qwen", "09_pretrained", "the same, Qwen"),
     ("relative", "qwen"): interval("ev_metric_diff_relative_qwen", "09_pretrained", "the same, Qwen"),
     ("deepest", "qwen"): interval("ev_metric_diff_deepest_qwen", "09_pretrained", "the same, Qwen"),
+    ("influence", "qwen15"): interval("ev_metric_diff_influence_qwen15", "09_pretrained", "the same, Qwen2.5-Coder-1.5B's pydoc record (the confirmatory reading)"),
+    ("angular", "qwen15"): interval("ev_metric_diff_angular_qwen15", "09_pretrained", "the same, Qwen2.5-Coder-1.5B's pydoc record (the confirmatory reading)"),
+    ("relative", "qwen15"): interval("ev_metric_diff_relative_qwen15", "09_pretrained", "the same, Qwen2.5-Coder-1.5B's pydoc record (the confirmatory reading)"),
+    ("deepest", "qwen15"): interval("ev_metric_diff_deepest_qwen15", "09_pretrained", "the same, Qwen2.5-Coder-1.5B's pydoc record (the confirmatory reading)"),
 }
 
 #: claim-compensation's real-model readings: the slope of log s_k^2 on log k over
@@ -610,6 +628,7 @@ FLATTENING = {
                         "exponent shift that SmolLM2's block-output scales past the front make under independence, "
                         "k = 4..L-1, Shakespeare"),
     "qwen": interval("ev_flattening_qwen", "09_pretrained", "the same for Qwen"),
+    "qwen15": interval("ev_flattening_qwen15", "09_pretrained", "the same for Qwen2.5-Coder-1.5B's pydoc record (the confirmatory reading)"),
 }
 #: claim-pretrained-idle's primary statistic: mean skip cost of blocks L/2+1..L (the
 #: last included) over that of blocks 4..L/2 (percentile bootstrap over sequences, 97.5 %)
@@ -617,11 +636,13 @@ HALF_RATIO = {
     "smollm2": interval("ev_half_ratio_smollm2", "09_pretrained",
                         "SmolLM2's mean skip cost of the later half over the earlier half past the front"),
     "qwen": interval("ev_half_ratio_qwen", "09_pretrained", "the same for Qwen"),
+    "qwen15": interval("ev_half_ratio_qwen15", "09_pretrained", "the same for Qwen2.5-Coder-1.5B's pydoc record (the confirmatory reading)"),
 }
 HALF_RATIO_REF = {
     "smollm2": value("ev_half_ratio_ref_smollm2", "09_pretrained",
                      "the same ratio of the theorem's omega_k^2 over SmolLM2's blocks, in its convention"),
     "qwen": value("ev_half_ratio_ref_qwen", "09_pretrained", "the same for Qwen"),
+    "qwen15": value("ev_half_ratio_ref_qwen15", "09_pretrained", "the same for Qwen2.5-Coder-1.5B's pydoc record (the confirmatory reading)"),
 }
 #: claim-pretrained-idle's reading declared beside it: the later half without the last block,
 #: blocks L/2+1..L-1, over blocks 4..L/2 (the same bootstrap), and the theorem's ratio for those blocks
@@ -629,11 +650,13 @@ HALF_RATIO_NO_LAST = {
     "smollm2": interval("ev_half_ratio_no_last_smollm2", "09_pretrained",
                         "SmolLM2's mean skip cost of blocks L/2+1..L-1 (the last block apart) over blocks 4..L/2"),
     "qwen": interval("ev_half_ratio_no_last_qwen", "09_pretrained", "the same for Qwen"),
+    "qwen15": interval("ev_half_ratio_no_last_qwen15", "09_pretrained", "the same for Qwen2.5-Coder-1.5B's pydoc record (the confirmatory reading)"),
 }
 HALF_RATIO_REF_NO_LAST = {
     "smollm2": value("ev_half_ratio_ref_no_last_smollm2", "09_pretrained",
                      "the same ratio of the theorem's omega_k^2 over SmolLM2's blocks, in its convention"),
     "qwen": value("ev_half_ratio_ref_no_last_qwen", "09_pretrained", "the same for Qwen"),
+    "qwen15": value("ev_half_ratio_ref_no_last_qwen15", "09_pretrained", "the same for Qwen2.5-Coder-1.5B's pydoc record (the confirmatory reading)"),
 }
 INFLUENCE_IDENTITY_RESIDUAL = value(
     "ev_influence_identity_residual", "09_pretrained",

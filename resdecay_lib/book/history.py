@@ -69,7 +69,9 @@ _PRE_DEEP = tuple(f"{_TL}pre_ln_L{L}_s{{seed}}.json" for L in (8, 16, 24)) + tup
     f"{_DEEP}pre_ln_L{L}_s{{seed}}.json" for L in (48, 96))
 #: the pretrained records (Shakespeare sample) by model key of the evidence
 _RECORD = {"smollm2": _PT + "smollm2-135m__shakespeare.json", "qwen": _PT + "qwen2.5-coder-0.5b__shakespeare.json",
-           "gemma3": _PT + "gemma3-270m__shakespeare.json", "minilm": _PT + "all-minilm-l6__shakespeare.json"}
+           "gemma3": _PT + "gemma3-270m__shakespeare.json", "minilm": _PT + "all-minilm-l6__shakespeare.json",
+           # the confirmatory reading's record (evidence.CONFIRMATORY_MODELS)
+           "qwen15": "results/pretrained_large/qwen2.5-coder-1.5b__pydoc.json"}
 
 
 #: the front intervention's records (Chapter 9b), by model key of the evidence; a toy model's
@@ -288,7 +290,7 @@ def labels(history, registry, claims=None, seed_set=None) -> dict[str, Label]:
     (``results/history.json``, :func:`read_history`) and ``registry`` (``read_registry``'s). A
     history that lacks a claim or the data it reads, or that records a fingerprint other than the
     registry's, raises ``ValueError`` saying to re-run ``tools/history.py``."""
-    from .claims import CLAIMS
+    from .claims import CLAIMS, confirmatory_reading
     check_history(history)
     if not isinstance(registry, Mapping):
         raise ArgumentTypeError(f"registry must be a dict (read_registry's), got {type(registry).__name__} {show(registry)}")
@@ -297,7 +299,9 @@ def labels(history, registry, claims=None, seed_set=None) -> dict[str, Label]:
         raise ArgumentTypeError(f"claims must be a list of Claim, got {type(claims).__name__} {show(claims)}")
     claims = [_check_claim(c) for c in claims]
     _seeds(seed_set, registry)
-    return {c.id: _label(c, history, registry, seed_set) for c in claims}
+    # on the confirmatory set a pretrained claim reads its confirmatory reading's data
+    reading = confirmatory_reading if seed_set == E.CONFIRMATORY_SET else (lambda c: c)
+    return {c.id: _label(reading(c), history, registry, seed_set) for c in claims}
 
 
 def label_counts(found: Mapping) -> dict[str, int]:
@@ -341,13 +345,15 @@ def _root(root) -> pathlib.Path:
 
 def stored_paths(root, registry, claims=None) -> tuple[str, ...]:
     """Every file under ``root`` that a claim's :data:`DATA` or :data:`PREDICTIONS` patterns match
-    (on every seed), repository-relative, sorted: what ``tools/history.py`` records."""
+    (on every seed, its confirmatory reading's included), repository-relative, sorted: what
+    ``tools/history.py`` records."""
     from .claims import CLAIMS
     root = _root(root)
     out = set()
+    from .claims import confirmatory_reading
     for c in (CLAIMS if claims is None else claims):
         for table in (DATA, PREDICTIONS):
-            for p in patterns(c, registry, None, table):
+            for p in patterns(c, registry, None, table) + patterns(confirmatory_reading(c), registry, None, table):
                 out.update(str(f.relative_to(root)) for f in root.glob(p) if f.is_file())
     return tuple(sorted(out))
 

@@ -33,7 +33,7 @@ from typing import Mapping
 
 from ..checks import ArgumentTypeError, check_items
 from . import evidence as E
-from .claims import CLAIMS
+from .claims import CLAIMS, CONFIRMATORY_NEEDS, confirmatory_reading
 from .evidence import Evidence
 from .notebooks import book_notebooks, read_evidence, toc_documents
 from .render import PROMOTION, deciding_numbers, evidence_markdown, markdown_table, short_reason
@@ -42,7 +42,7 @@ from .rules import (COMPETITORS, DEPTH_GAP_MARGIN, DEPTH_SLOPE_MARGIN, EXP_MARGI
 from .verdicts import MISSING, NOT_COMPUTED, VERDICTS, Claim, Verdict
 
 __all__ = ["VERDICTS", "ROUNDING", "MISSING", "Verdict", "Claim", "CLAIMS", "PROMOTION", "read_evidence",
-           "on_seed_set", "seed_based", "replication", "NO_POWER", "REPLICATED", "short_reason", "deciding_numbers",
+           "on_seed_set", "seed_based", "confirmatory_reading", "CONFIRMATORY_NEEDS", "replication", "NO_POWER", "REPLICATED", "short_reason", "deciding_numbers",
            "book_notebooks", "toc_documents", "evaluate", "evidence_markdown", "markdown_table",
            "EXP_MARGIN", "PRE_LN_FAMILIES", "SPLIT_BOUNDARY", "DEPTH_SLOPE_MARGIN", "DEPTH_GAP_MARGIN", "TRAINED_GAP", "GAP_FIXES",
            "COMPETITORS", "rule_front"]
@@ -67,7 +67,9 @@ def on_seed_set(evidence: Mapping[str, float], seed_set: str) -> dict[str, float
 
 def evaluate(evidence: Mapping[str, float], claims=None, seed_set: str | None = None) -> list[tuple[Claim, Verdict]]:
     """Each claim with its verdict on ``evidence`` (default: :data:`CLAIMS`); with ``seed_set``,
-    on that seed set's evidence (:func:`on_seed_set`)."""
+    on that seed set's evidence (:func:`on_seed_set`); on the confirmatory set
+    (``evidence.CONFIRMATORY_SET``) each claim is read as :func:`~resdecay_lib.book.claims.confirmatory_reading`
+    reads it (the pretrained claims on the confirmatory models' evidence)."""
     if not isinstance(evidence, Mapping):
         raise ArgumentTypeError(f"evidence must be a dict {{name: number}} (read_evidence's), got {type(evidence).__name__}")
     for k, v in evidence.items():
@@ -77,7 +79,8 @@ def evaluate(evidence: Mapping[str, float], claims=None, seed_set: str | None = 
         claims = check_items("claims", claims, Claim, "a Claim")
     if seed_set is not None:
         evidence = on_seed_set(evidence, seed_set)
-    return [(c, c.verdict(evidence)) for c in (CLAIMS if claims is None else claims)]
+    reading = confirmatory_reading if seed_set == E.CONFIRMATORY_SET else (lambda c: c)
+    return [(c, reading(c).verdict(evidence)) for c in (CLAIMS if claims is None else claims)]
 
 
 def seed_based(claim: Claim) -> bool:
@@ -100,9 +103,11 @@ def replication(evidence: Mapping[str, float], claims=None, derived=frozenset(),
     exploratory seeds 0-4 (the ledger's own evidence), on the confirmatory seeds (s567, every run
     trained after the registry), and whether it replicated, one of :data:`REPLICATED`: ``"yes"``
     when the confirmatory verdict is the exploratory one, ``"no"`` when it differs, ``"not yet"``
-    when the confirmatory set cannot give the values its rule reads (its runs are not all in),
-    ``"no confirmatory data"`` for a claim read from no training run (the pretrained records and
-    the deep runs have no confirmatory round yet), ``"confirmatory itself"`` for such a claim in
+    when the confirmatory set cannot give the values its rule reads (its runs are not all in, or
+    the pretrained claims' confirmatory record is not measured yet: a pretrained claim with a
+    confirmatory reading, :data:`~resdecay_lib.book.claims.CONFIRMATORY_NEEDS`, is read on it),
+    ``"no confirmatory data"`` for a claim read from no training run and without a confirmatory
+    reading (the deep runs have no confirmatory round yet), ``"confirmatory itself"`` for such a claim in
     ``confirmatory`` (ids of claims every datum of which was committed after their rule: their
     verdict is the confirmatory one, with no exploratory verdict to replicate), ``"derived"`` for
     the claims in ``derived`` (ids of claims whose evidence reads no stored data: nothing to replicate)."""
@@ -113,7 +118,7 @@ def replication(evidence: Mapping[str, float], claims=None, derived=frozenset(),
         d, h, k = verdicts["s012"][c.id], verdicts["s34"][c.id], verdicts[E.CONFIRMATORY_SET][c.id]
         if c.id in derived:
             rep = "derived"
-        elif not seed_based(c):
+        elif not seed_based(c) and c.id not in CONFIRMATORY_NEEDS:
             rep = "confirmatory itself" if c.id in confirmatory else "no confirmatory data"
         elif k.reason.startswith(NO_POWER):
             rep = "not yet"

@@ -183,20 +183,33 @@ def test_glue_display_refuses_evidence_names_which_must_be_declared(glued):
 
 
 def test_the_pretrained_rules_read_every_family_whose_evidence_is_declared():
-    """A Pre-LN model enters the pretrained rules by its evidence: the families are the models
-    whose theorem reference is declared, every per-family evidence declares each of them, and
-    each pretrained claim needs each family's evidence."""
+    """A Pre-LN model enters the pretrained rules by its evidence: the models with a theorem
+    reference are the exploratory families and the confirmatory models, every per-family evidence
+    declares each of them, each pretrained claim needs each exploratory family's evidence, and its
+    confirmatory reading needs the confirmatory models' evidence and no exploratory family's."""
     from resdecay_lib.book import rules
-    from resdecay_lib.book.claims import CLAIMS
-    assert evidence.PRE_LN_FAMILIES == tuple(evidence.PRETRAINED_REF) and rules.PRE_LN_FAMILIES is evidence.PRE_LN_FAMILIES
+    from resdecay_lib.book.claims import CLAIMS, CONFIRMATORY_NEEDS, confirmatory_reading
+    models = evidence.PRE_LN_FAMILIES + evidence.CONFIRMATORY_MODELS
+    assert models == tuple(evidence.PRETRAINED_REF) and rules.PRE_LN_FAMILIES is evidence.PRE_LN_FAMILIES
     per_family = (evidence.PRETRAINED_EXP, evidence.PRETRAINED_DRIFT, evidence.FITRANGE_SHIFT, evidence.FLATTENING, evidence.HALF_RATIO,
                   evidence.HALF_RATIO_REF, evidence.HALF_RATIO_NO_LAST, evidence.HALF_RATIO_REF_NO_LAST, evidence.METRIC_RHO_CHANGE)
     for table in per_family:
-        assert set(evidence.PRE_LN_FAMILIES) <= set(table), table
-    assert {(c, m) for c in rules.COMPETITORS for m in evidence.PRE_LN_FAMILIES} <= set(evidence.METRIC_DIFF)
+        assert set(models) <= set(table), table
+    assert {(c, m) for c in rules.COMPETITORS for m in models} <= set(evidence.METRIC_DIFF)
+    by_id = {c.id: c for c in CLAIMS}
     needs = {c.id: set(c.needs) | set(c.optional) for c in CLAIMS}
+    conf = {cid: set(confirmatory_reading(by_id[cid]).needs) for cid in CONFIRMATORY_NEEDS}
     for m in evidence.PRE_LN_FAMILIES:
         assert {evidence.PRETRAINED_EXP[m], evidence.PRETRAINED_REF[m], evidence.PRETRAINED_DRIFT[m]} <= needs["claim-two-families"], m
         assert {evidence.HALF_RATIO[m], evidence.HALF_RATIO_NO_LAST[m]} <= needs["claim-pretrained-idle"], m
         assert evidence.FLATTENING[m] in needs["claim-compensation"], m
         assert evidence.METRIC_RHO_CHANGE[m] in needs["claim-redundancy-metric"], m
+    for m in evidence.CONFIRMATORY_MODELS:
+        assert {evidence.PRETRAINED_EXP[m], evidence.PRETRAINED_REF[m], evidence.PRETRAINED_DRIFT[m]} <= conf["claim-two-families"], m
+        assert {evidence.HALF_RATIO[m], evidence.HALF_RATIO_NO_LAST[m]} <= conf["claim-pretrained-idle"], m
+        assert conf["claim-compensation"] == {evidence.FLATTENING[m]}, m
+        assert evidence.METRIC_RHO_CHANGE[m] in conf["claim-redundancy-metric"], m
+        assert not any(m in e for cid in CONFIRMATORY_NEEDS for e in needs[cid]), "an exploratory reading reads a confirmatory model"
+    read = {e for es in conf.values() for e in es}
+    assert all(e.endswith(tuple("_" + m for m in evidence.CONFIRMATORY_MODELS)) for e in read), read
+    assert set(CONFIRMATORY_NEEDS) <= set(by_id) and confirmatory_reading(by_id["claim-depth-cost"]) is by_id["claim-depth-cost"]

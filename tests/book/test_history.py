@@ -70,6 +70,24 @@ def test_a_seed_set_reads_only_its_seeds():
     assert (held.word, held.n_data, held.seed_set) == ("confirmatory", 2, "s34")
 
 
+def test_the_confirmatory_set_reads_a_pretrained_claims_confirmatory_record():
+    """On the confirmatory set a pretrained claim is labelled from its confirmatory reading's record
+    (the 1.5B on pydoc), not from the exploratory records: no data yet while it is not stored,
+    confirmatory when it was committed after the rule, exploratory when before."""
+    cid, large = "claim-two-families", "results/pretrained_large/qwen2.5-coder-1.5b__pydoc.json"
+    reg = {"seed_sets": {**SETS, E.CONFIRMATORY_SET: [5, 6, 7]}, "claims": {cid: {"fingerprint": "f0"}}}
+    old = {f"results/pretrained/{m}__shakespeare.json": datum("a" * 40, "2026-12-01T00:00:00+00:00", ())
+           for m in ("smollm2-135m", "qwen2.5-coder-0.5b")}
+    c = [BY_ID[cid]]
+    assert H.labels(history([cid], old), reg, c)[cid].word == "exploratory"
+    assert H.labels(history([cid], old), reg, c, E.CONFIRMATORY_SET)[cid].word == H.NO_DATA
+    for after, word in (((RULE,), "confirmatory"), ((), "exploratory")):
+        lab = H.labels(history([cid], {**old, large: datum("b" * 40, "2026-12-06T00:00:00+00:00", after)}), reg, c,
+                       E.CONFIRMATORY_SET)[cid]
+        assert (lab.word, lab.n_data, lab.earliest[0]) == (word, 1, large)
+    assert set(old) <= set(H.patterns(BY_ID[cid], reg)) and large not in H.patterns(BY_ID[cid], reg)   # nor the other way
+
+
 def front_history(after_prediction: bool):
     deep = {f"results/train_deep/pre_ln_L{L}_s{s}.json":
             datum(f"{L}{s}".ljust(40, "0"), "2026-12-02T06:00:00+00:00", (RULE, PRED) if after_prediction else (RULE,))

@@ -112,3 +112,54 @@ def test_replication_is_yes_only_where_the_confirmatory_verdict_is_the_explorato
     other = ledger.replication({**base, **tagged(_gaps([(0.02, 0.05)] * 4, (0.01, 0.005, 0.02)), "s567")}, [claim])
     assert other[0]["replicated"] == "no" and other[0]["confirmatory"].word == "holds"
     assert ledger.replication({**base, **tagged(below, "s567")}, [claim], derived={claim.id})[0]["replicated"] == "derived"
+
+
+def _one_model(m, exp, ref, shift=0.01, drift=(-0.1, 0.1)):
+    return {**_iv(E.PRETRAINED_EXP[m], sum(exp) / 2, *exp), str(E.PRETRAINED_REF[m]): ref,
+            str(E.FITRANGE_SHIFT[m]): shift, **_iv(E.PRETRAINED_DRIFT[m], sum(drift) / 2, *drift)}
+
+
+def test_the_confirmatory_reading_decides_from_the_confirmatory_model_alone():
+    """A pretrained claim's confirmatory reading reads the 1.5B's evidence and no exploratory
+    family's: its verdict follows the 1.5B, its reason names it, and the quantisation bound it
+    widens by is the registered constant (the reading holds no Q4_1 round-trip)."""
+    (m,) = E.CONFIRMATORY_MODELS
+    claim = ledger.confirmatory_reading(BY_ID["claim-two-families"])
+    assert set(claim.needs) == {E.PRETRAINED_EXP[m], E.PRETRAINED_REF[m], E.FITRANGE_SHIFT[m], E.PRETRAINED_DRIFT[m]}
+    ok = _one_model(m, (-1.02, -0.98), -1.0)
+    v = claim.verdict(ok)
+    assert v.word == "holds" and f"{m} " in v.reason and "smollm2" not in v.reason
+    assert f"+/- {rules.QUANT_SHIFT_REGISTERED:.3g} quantisation" in v.reason
+    # the registered bound widens the interval: an interval that ends within the margin by less than it is open
+    edge = 1.0 - rules.EXP_MARGIN + rules.QUANT_SHIFT_REGISTERED / 2
+    assert claim.verdict(_one_model(m, (-edge - 0.01, -edge), -1.0, shift=0.0)).word == "open"
+    assert claim.verdict(_one_model(m, (-0.3, -0.2), -1.0)).word == "does not hold"
+    # claim-pretrained reads the confirmatory model as its test, Gemma and MiniLM not there
+    v = ledger.confirmatory_reading(BY_ID["claim-pretrained"]).verdict(_one_model(m, (-0.6, -0.5), -1.0))
+    assert v.word == "holds with correction" and "Gemma" not in v.reason
+    # the exploratory reading of the same claim never reads the 1.5B, whatever the book holds
+    assert not any(m in k for k in BY_ID["claim-two-families"].keys)
+
+
+def test_a_pretrained_rule_given_no_model_refuses_rather_than_decide():
+    from resdecay_lib.book.verdicts import EvidenceMissing
+    with pytest.raises(EvidenceMissing, match="ev_flattening_smollm2"):
+        rules.rule_compensation({})
+
+
+def test_the_confirmatory_compensation_reads_the_one_model():
+    (m,) = E.CONFIRMATORY_MODELS
+    claim = ledger.confirmatory_reading(BY_ID["claim-compensation"])
+    up = rules.EXP_MARGIN + 0.05
+    v = claim.verdict(_iv(E.FLATTENING[m], up + 0.01, up, up + 0.02))
+    assert v.word == "holds" and m in v.reason and "toy" not in v.reason
+    assert claim.verdict(_iv(E.FLATTENING[m], 0.0, -0.01, 0.01)).word == "does not hold"
+    assert claim.verdict(_iv(E.FLATTENING[m], NAN, NAN, NAN)).reason.startswith(NOT_COMPUTED)
+
+
+def test_the_registered_quantisation_bound_is_the_chapters_value():
+    """QUANT_SHIFT_REGISTERED is Chapter 9's stored ev_quant_shift (the value it was registered
+    from); a chapter that moves it has changed what the exploratory reading widens by."""
+    from pathlib import Path
+    stored = ledger.read_evidence(Path(__file__).resolve().parents[2] / "chapters")
+    assert stored[str(E.QUANT_SHIFT)] == rules.QUANT_SHIFT_REGISTERED

@@ -111,6 +111,7 @@ def test_the_ledger_keeps_every_verdict_and_makes_a_nan_the_rule_reads_open():
     for seed_set in (None, "s012", "s34", "s567"):
         for c, v in ledger.evaluate(BOOK, seed_set=seed_set):
             e = BOOK if seed_set is None else ledger.on_seed_set(BOOK, seed_set)
+            c = ledger.confirmatory_reading(c) if seed_set == "s567" else c    # the pretrained claims' reading there
             if not c.missing(e) and not any(math.isnan(e[k]) for k in c.keys):
                 allowed = set(c.keys) | set(c.optional_keys)
                 assert v == inspect.unwrap(c.rule)({k: x for k, x in e.items() if k in allowed}), c.id

@@ -43,7 +43,8 @@ from ...stats import fit
 __all__ = ["MODELS", "SHORT", "PRE_LN", "TEXTS", "SH", "N_SEQ", "N_TOKENS", "LEVEL", "LEVEL_SUB",
            "N_COMPARISONS", "K_TICKS", "convention_name", "se_distance_words",
            "band_exit_words", "geometric_limit", "interval_words", "section_words", "LIVE_MODEL", "RTOL", "ATOL", "Curves",
-           "LiveCheck", "live_check", "stored", "chapter", "PretrainedResult"]
+           "LiveCheck", "live_check", "stored", "chapter", "PretrainedResult", "CONFIRMATORY", "CONFIRMATORY_DIR",
+           "confirmatory"]
 
 #: the four packaged models (keys of ``nn.pretrained.PACKAGED``) and the names the chapter prints
 MODELS = {"smollm2-135m": "SmolLM2-135M", "qwen2.5-coder-0.5b": "Qwen2.5-Coder-0.5B",
@@ -595,9 +596,10 @@ def stored(root) -> PretrainedResult:
     values["pt_gap_smollm2"] = round(gap, 4)
     values["pt_stream_gb"] = round((L_BIG + 1) * N_SEQ * N_TOKENS * D_BIG * 4 / 1e9, 4)
 
-    # the evidence for the ledger
+    # the evidence for the ledger: the exploratory reading, and the confirmatory one (NaN until measured)
     values.update(_evidence(reports, runs, records, trends, metric_corr, metric_diff, half, half_ref,
                             influence_residual))
+    values.update(confirmatory(root))
     var_exp = {m: pretrained_analysis.output_variance_exponent(records[m, SH].change["rel_update"],
                                                                records[m, SH].change["norm"], level=1 - 0.05 / 3)
                for m in PRE_LN}
@@ -625,6 +627,73 @@ def stored(root) -> PretrainedResult:
         _display(values, f"pt_half_no_last_{SHORT[name]}", half_nl[name].rho, half_nl[name].lo, half_nl[name].hi)
     return PretrainedResult(reports, readings, growth, sub_fits, records, missing, trends, half, half_ref, metric_corr, metric_corr_fw, metric_diff, leaves, quant_shift, gap, var_exp,
                             influence_residual, panels, tables, values)
+
+
+#: the confirmatory reading of the pretrained rules (``book.evidence.CONFIRMATORY_MODELS``): its
+#: model's short name -> (model, text) of its record under ``results/pretrained_large``, measured
+#: after the reading was registered (``resdecay record qwen2.5-coder-1.5b --text pydoc --out
+#: results/pretrained_large``)
+CONFIRMATORY = {"qwen15": ("qwen2.5-coder-1.5b", "pydoc")}
+#: where the confirmatory records lie (beside ``results/pretrained``, which Chapter 9 reads whole)
+CONFIRMATORY_DIR = ("results", "pretrained_large")
+
+
+def confirmatory(root) -> dict:
+    """The confirmatory reading's evidence, glue name -> EvidenceGlue: for each model of
+    :data:`CONFIRMATORY`, the statistics :func:`stored` computes for SmolLM2 and Qwen, with the
+    same functions at the same levels, on its record under ``root/results/pretrained_large``
+    (the exponent report at :data:`LEVEL`, its fit-start shift and drift; the flattening at
+    1 - 0.05/3; the skip cost's half ratios at :data:`LEVEL` and the theorem's; the change's rank
+    correlation with the skip cost at 95 % and its differences from the competitors at
+    1 - 0.05/:data:`N_COMPARISONS`). While the record is not stored every name is NaN, so the
+    reading's verdicts are open and the ledger says "not yet"."""
+    from ...book import evidence as E
+    from ...book.notebooks import book_root
+    records = pretrained_analysis.load_records(book_root(root).joinpath(*CONFIRMATORY_DIR))
+    out = {}
+    for short, key in CONFIRMATORY.items():
+        rec = records.get(key)
+        if rec is None:
+            for table in (E.PRETRAINED_EXP, E.PRETRAINED_REF, E.FITRANGE_SHIFT, E.PRETRAINED_DRIFT, E.FLATTENING,
+                          E.HALF_RATIO, E.HALF_RATIO_REF, E.HALF_RATIO_NO_LAST, E.HALF_RATIO_REF_NO_LAST,
+                          E.METRIC_RHO_CHANGE):
+                out[table[short]] = EvidenceGlue.nan(table[short].kind)
+            for c in ("influence", "angular", "relative", "deepest"):
+                out[E.METRIC_DIFF[c, short]] = EvidenceGlue.nan(E.METRIC_DIFF[c, short].kind)
+            continue
+        out.update(_confirmatory_evidence(rec))
+    return {str(k): v for k, v in out.items()}
+
+
+def _confirmatory_evidence(rec) -> dict:
+    """The confirmatory reading's evidence from the 1.5B's pydoc record ``rec``, each name
+    written out (a reviewer's search finds it); the statistics are :func:`stored`'s."""
+    rep = pretrained_analysis.exponent_report(rec.change["omega_sq"], rec.gram, level=LEVEL)
+    flat = pretrained_analysis.output_flattening(rec.change["rel_update"], rec.change["norm"], rep.embedding_counted,
+                                                 level=1 - 0.05 / 3)
+    half = pruning.skip_half_ratio(rec.skip, level=LEVEL)
+    half_nl = pruning.skip_half_ratio(rec.skip, level=LEVEL, last=False)
+    scores = pruning.ranking_scores(rec.change)
+    corr, _ = pruning.predicts_cost(scores, rec.skip, level=0.95)
+    _, diff = pruning.predicts_cost(scores, rec.skip, level=1 - 0.05 / N_COMPARISONS)
+    return {
+        "ev_pretrained_exp_qwen15": _iv(rep.main),
+        "ev_pretrained_ref_qwen15": EvidenceGlue(rep.main.reference, digits=4),
+        "ev_fitrange_shift_qwen15": EvidenceGlue(rep.range_shift, digits=4),
+        "ev_pretrained_drift_qwen15": _iv(rep.curvature["drift"]),
+        "ev_flattening_qwen15": EvidenceGlue(flat[0], lo=flat[1], hi=flat[2], digits=3),
+        "ev_half_ratio_qwen15": _iv(half),
+        "ev_half_ratio_ref_qwen15": EvidenceGlue(
+            training_analysis.theorem_half_ratio(rec.n_layer, rep.embedding_counted), digits=4),
+        "ev_half_ratio_no_last_qwen15": _iv(half_nl),
+        "ev_half_ratio_ref_no_last_qwen15": EvidenceGlue(
+            training_analysis.theorem_half_ratio(rec.n_layer, rep.embedding_counted, last=False), digits=4),
+        "ev_metric_rho_change_qwen15": _iv(corr["change"]),
+        "ev_metric_diff_influence_qwen15": _iv(diff["influence"]),
+        "ev_metric_diff_angular_qwen15": _iv(diff["angular"]),
+        "ev_metric_diff_relative_qwen15": _iv(diff["relative"]),
+        "ev_metric_diff_deepest_qwen15": _iv(diff["deepest"]),
+    }
 
 
 def chapter(root) -> PretrainedResult:
