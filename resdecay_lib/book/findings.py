@@ -340,25 +340,36 @@ def mechanism_finding(ev, verdicts: Mapping, links: str = "plain") -> str:
     return (f"Scaling the summed output of the first three blocks by 1/4 or 2, the later blocks' change "
             f"{what}: {measured}{tail} {verdict_note(links, 'claim-mechanism', verdicts)}.")
 
-def replication_finding(ev, labels: Mapping, links: str = "plain") -> str:
-    """The confirmatory round (seeds 5-7, trained after every rule that reads them): how many
-    training claims repeat their exploratory verdict on it, and which do not or cannot yet
-    (:func:`resdecay_lib.book.ledger.replication`)."""
-    rows = ledger.replication(ev, derived=frozenset(k for k, v in labels.items() if v == "derived"),
-                              confirmatory=frozenset(k for k, v in labels.items() if v == "confirmatory"))
-    seed = [r for r in rows if r["replicated"] in ("yes", "no", "not yet")]
-    yes = [r["claim"].id for r in seed if r["replicated"] == "yes"]
-    no = [r for r in seed if r["replicated"] == "no"]
-    wait = [r["claim"].id for r in seed if r["replicated"] == "not yet"]
-    parts = [f"{len(yes)} of the {len(seed)} claims read from the toy runs repeat their verdict on seeds 0-4"]
+def _replication_parts(rows, what: str, where: str, links: str) -> list[str]:
+    yes = [r for r in rows if r["replicated"] == "yes"]
+    no = [r for r in rows if r["replicated"] == "no"]
+    wait = [r["claim"].id for r in rows if r["replicated"] == "not yet"]
+    parts = [f"{len(yes)} of the {len(rows)} claims {what} repeat their verdict on seeds 0-4"]
     if no:
         parts.append(f"{len(no)} {'does' if len(no) == 1 else 'do'} not: " + "; ".join(
-            f"{_claim(links, r['claim'].id)} {r['all'].word} on seeds 0-4, {r['confirmatory'].word} on seeds 5-7"
+            f"{_claim(links, r['claim'].id)} {r['all'].word} on seeds 0-4, {r['confirmatory'].word} {where}"
             for r in no))
     if wait:
-        parts.append(f"{len(wait)} cannot be read on seeds 5-7 yet ({', '.join(_claim(links, c) for c in wait)})")
-    return ("On the confirmatory seeds 5-7, trained after every rule that reads them, "
-            + "; ".join(parts) + ".")
+        parts.append(f"{len(wait)} cannot be read {where} yet ({', '.join(_claim(links, c) for c in wait)})")
+    return parts
+
+
+def replication_finding(ev, labels: Mapping, links: str = "plain") -> str:
+    """The confirmatory round (seeds 5-7, trained after every rule that reads them) and the
+    pretrained claims' confirmatory reading (the 1.5B's pydoc record, measured after their
+    rules): how many claims repeat their exploratory verdict on it, and which do not or cannot
+    yet (:func:`resdecay_lib.book.ledger.replication`)."""
+    rows = ledger.replication(ev, derived=frozenset(k for k, v in labels.items() if v == "derived"),
+                              confirmatory=frozenset(k for k, v in labels.items() if v == "confirmatory"))
+    read = [r for r in rows if r["replicated"] in ("yes", "no", "not yet")]
+    toy = [r for r in read if r["claim"].id not in ledger.CONFIRMATORY_NEEDS]
+    pre = [r for r in read if r["claim"].id in ledger.CONFIRMATORY_NEEDS]
+    out = ("On the confirmatory seeds 5-7, trained after every rule that reads them, "
+           + "; ".join(_replication_parts(toy, "read from the toy runs", "on seeds 5-7", links)) + ".")
+    if pre:
+        out += (" On the pretrained claims' confirmatory reading, Qwen2.5-Coder-1.5B on pydoc, measured after "
+                "their rules, " + "; ".join(_replication_parts(pre, "read there", "there", links)) + ".")
+    return out
 
 
 def count_phrase(n: int, word: str) -> str:

@@ -209,12 +209,13 @@ def test_live_check_refuses_records_without_smollm2s_stream_section():
 @pytest.mark.slow
 def test_glue_names_are_the_notebooks(result):
     nb = _notebook()
-    names = _glued_parts(result.glues())
-    assert set(glue_names(result)) == set(result.glues())
+    second = pretrained.second_size(ROOT, result)      # the second size's section glues its own names
+    names = _glued_parts(result.glues()) | _glued_parts(second.glues())
+    assert set(glue_names(result)) == set(result.glues()) and not set(result.glues()) & set(second.glues())
     figures = {n for n in _stored_glue_names(nb) if n.startswith("fig-")}
     assert names == _stored_glue_names(nb) - figures
     assert prose_glue_names(NOTEBOOK) <= names | figures
-    assert all(isinstance(result.glues()[n], Table) for n in names if n.endswith("_table"))
+    assert all(isinstance({**result.glues(), **second.glues()}[n], Table) for n in names if n.endswith("_table"))
 
 
 @pytest.mark.slow
@@ -228,3 +229,25 @@ def test_live_check_reproduces_smollm2s_record(result):
     glues = result.glues()
     assert glues["pt_live_values"] == sum(n for n, _ in live.agrees.values())
     assert glues["pt_live_model"] == "SmolLM2-135M"
+
+
+def test_the_confirmatory_reading_computes_the_exploratory_statistics(result):
+    """pretrained.confirmatory's statistics are stored()'s: fed the 0.5B's Shakespeare record, they
+    give exactly the exploratory reading's values of Qwen (the same functions, levels and digits)."""
+    got = pretrained._confirmatory_evidence(result.records["qwen2.5-coder-0.5b", pretrained.SH])
+    assert len(got) == 14
+    for name, g in got.items():
+        base = name.replace("_qwen15", "_qwen")
+        want = result.values[base]
+        assert (g.value, g.lo, g.hi, g.digits) == (want.value, want.lo, want.hi, want.digits), name
+
+
+def test_the_confirmatory_reading_is_nan_while_its_record_is_not_stored(tmp_path):
+    from resdecay_lib.book import evidence as E
+    (tmp_path / "_toc.yml").write_text("root: intro\n")
+    out = pretrained.confirmatory(tmp_path)
+    names = {str(t[m]) for t in (E.PRETRAINED_EXP, E.PRETRAINED_REF, E.FITRANGE_SHIFT, E.PRETRAINED_DRIFT,
+                                 E.FLATTENING, E.HALF_RATIO, E.HALF_RATIO_REF, E.HALF_RATIO_NO_LAST,
+                                 E.HALF_RATIO_REF_NO_LAST, E.METRIC_RHO_CHANGE) for m in E.CONFIRMATORY_MODELS}
+    names |= {str(E.METRIC_DIFF[c, m]) for c in ("influence", "angular", "relative", "deepest") for m in E.CONFIRMATORY_MODELS}
+    assert set(out) == names and all(math.isnan(g.value) for g in out.values())

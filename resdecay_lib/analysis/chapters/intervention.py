@@ -20,6 +20,7 @@ from ...book import evidence as E, rules
 from ...book.glues import EvidenceGlue, Table, Words
 from ...book.notebooks import book_root
 from .. import intervention as I
+from .pretrained import LARGE_RECORDS, SIZE_LEVEL, SIZES, Size, size_reading
 
 __all__ = ["ModelReading", "InterventionResult", "chapter", "order_words", "tracking_words", "DEPARTURE_LEVEL",
            "departure_blocks", "departure_words", "Departure", "BesideResult", "beside", "SIZES", "SIZE_LEVEL", "Size",
@@ -292,48 +293,6 @@ def _departures(root, pred: dict) -> tuple:
             out.append(Departure(key, p["model"], m, a, d, lo, hi, _mean_se(rec["real"][str(m)][str(a)]["loss"]),
                                  base_loss))
     return tuple(out)
-
-
-#: where the large model's Chapter 9 record is stored (relative to the book's folder), apart from
-#: results/pretrained, every record of which Chapter 9 reads
-LARGE_RECORDS = "results/pretrained_large"
-#: the two sizes of the Qwen family, by their records' model names
-SIZES = {"qwen2.5-coder-0.5b": "Qwen2.5-Coder-0.5B", "qwen2.5-coder-1.5b": "Qwen2.5-Coder-1.5B"}
-#: the level of the sizes' intervals (95 %, described: no rule reads them)
-SIZE_LEVEL = 0.95
-
-
-@dataclass(frozen=True)
-class Size:
-    """One Qwen size from its Chapter 9 record (Shakespeare): the exponent over k = 2..L with
-    the theorem's over the same range and convention, k0 / L from the Gram (m = 3, the last
-    block apart), the last block's jump (``anchors.final_jump``), and the later-over-earlier
-    skip-cost ratio with and without the last block beside the theorem's; intervals at
-    :data:`SIZE_LEVEL` over sequences."""
-    model: str
-    n_layer: int
-    exponent: object
-    reference: float
-    k0_per_block: float
-    jump: object
-    skip_ratio: object
-    skip_ratio_no_last: object
-    skip_ref: float
-    skip_ref_no_last: float
-
-
-def _size(name: str, rec) -> Size:
-    from .. import anchors, front, pretrained_analysis, pruning, training_analysis
-    from ...stats import inference
-    rep = pretrained_analysis.exponent_report(rec.change["omega_sq"], rec.gram, level=SIZE_LEVEL)
-    L = int(rec.n_layer)
-    return Size(name, L, rep.main, rep.main.reference,
-                front.block_profile(rec.gram, I.FRONT_M, I.TAIL).k0 / L,
-                inference.t_interval(anchors.final_jump(rec.change["angular"]), SIZE_LEVEL),
-                pruning.skip_half_ratio(rec.skip, level=SIZE_LEVEL),
-                pruning.skip_half_ratio(rec.skip, level=SIZE_LEVEL, last=False),
-                training_analysis.theorem_half_ratio(L, rep.embedding_counted),
-                training_analysis.theorem_half_ratio(L, rep.embedding_counted, last=False))
 
 
 @dataclass(frozen=True)
@@ -635,7 +594,7 @@ def beside(root, result: InterventionResult | None = None) -> BesideResult:
     large = root / LARGE_RECORDS
     records.update({k: v for k, v in (pretrained_analysis.load_records(large) if large.is_dir() else {}).items()
                     if k[1] == "shakespeare"})
-    sizes = tuple(_size(m, records[m, "shakespeare"]) for m in SIZES if (m, "shakespeare") in records)
+    sizes = tuple(size_reading(m, records[m, "shakespeare"]) for m in SIZES if (m, "shakespeare") in records)
     theta = {m: v["liu_mean_theta"] for (m, _), v in anchors.book_values(records).items()} if records else {}
     return BesideResult(_departures(root, pred), tuple(anchors.table(records)) if records else (),
                         anchors.read_records(root),

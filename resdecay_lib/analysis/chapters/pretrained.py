@@ -44,6 +44,7 @@ __all__ = ["MODELS", "SHORT", "PRE_LN", "TEXTS", "SH", "N_SEQ", "N_TOKENS", "LEV
            "N_COMPARISONS", "K_TICKS", "convention_name", "se_distance_words",
            "band_exit_words", "geometric_limit", "interval_words", "section_words", "LIVE_MODEL", "RTOL", "ATOL", "Curves",
            "LiveCheck", "live_check", "stored", "chapter", "PretrainedResult", "CONFIRMATORY", "CONFIRMATORY_DIR",
+           "LARGE_RECORDS", "SIZES", "SIZE_LEVEL", "Size", "size_reading", "SecondSize", "second_size",
            "confirmatory"]
 
 #: the four packaged models (keys of ``nn.pretrained.PACKAGED``) and the names the chapter prints
@@ -629,6 +630,50 @@ def stored(root) -> PretrainedResult:
                             influence_residual, panels, tables, values)
 
 
+#: where the large model's Chapter 9 record is stored (relative to the book's folder), apart from
+#: results/pretrained, every record of which Chapter 9 reads
+LARGE_RECORDS = "results/pretrained_large"
+#: the two sizes of the Qwen family, by their records' model names
+SIZES = {"qwen2.5-coder-0.5b": "Qwen2.5-Coder-0.5B", "qwen2.5-coder-1.5b": "Qwen2.5-Coder-1.5B"}
+#: the level of the sizes' intervals (95 %, described: no rule reads them)
+SIZE_LEVEL = 0.95
+
+
+@dataclass(frozen=True)
+class Size:
+    """One Qwen size from its Chapter 9 record: the exponent over k = 2..L with
+    the theorem's over the same range and convention, k0 / L from the Gram (m = 3, the last
+    block apart), the last block's jump (``anchors.final_jump``), and the later-over-earlier
+    skip-cost ratio with and without the last block beside the theorem's; intervals at
+    :data:`SIZE_LEVEL` over sequences."""
+    model: str
+    n_layer: int
+    exponent: object
+    reference: float
+    k0_per_block: float
+    jump: object
+    skip_ratio: object
+    skip_ratio_no_last: object
+    skip_ref: float
+    skip_ref_no_last: float
+
+
+def size_reading(name: str, rec) -> Size:
+    """One model's :class:`Size` from its Chapter 9 record ``rec`` (any text)."""
+    from .. import anchors, front
+    from .. import intervention as I
+    from ...stats import inference
+    rep = pretrained_analysis.exponent_report(rec.change["omega_sq"], rec.gram, level=SIZE_LEVEL)
+    L = int(rec.n_layer)
+    return Size(name, L, rep.main, rep.main.reference,
+                front.block_profile(rec.gram, I.FRONT_M, I.TAIL).k0 / L,
+                inference.t_interval(anchors.final_jump(rec.change["angular"]), SIZE_LEVEL),
+                pruning.skip_half_ratio(rec.skip, level=SIZE_LEVEL),
+                pruning.skip_half_ratio(rec.skip, level=SIZE_LEVEL, last=False),
+                training_analysis.theorem_half_ratio(L, rep.embedding_counted),
+                training_analysis.theorem_half_ratio(L, rep.embedding_counted, last=False))
+
+
 #: the confirmatory reading of the pretrained rules (``book.evidence.CONFIRMATORY_MODELS``): its
 #: model's short name -> (model, text) of its record under ``results/pretrained_large``, measured
 #: after the reading was registered (``resdecay record qwen2.5-coder-1.5b --text pydoc --out
@@ -694,6 +739,94 @@ def _confirmatory_evidence(rec) -> dict:
         "ev_metric_diff_relative_qwen15": _iv(diff["relative"]),
         "ev_metric_diff_deepest_qwen15": _iv(diff["deepest"]),
     }
+
+
+#: the rows of the confirmatory reading's table: (per-model evidence table, what the row shows)
+_CONFIRM_ROWS = (("PRETRAINED_EXP", "exponent of the change, k = 2..L"),
+                 ("PRETRAINED_REF", "the theorem's over the same range and convention"),
+                 ("FITRANGE_SHIFT", "fit-start shift (k_min = 3, 4)"),
+                 ("PRETRAINED_DRIFT", "curvature drift (0: a power law)"),
+                 ("FLATTENING", "flattening by the output scales past the front"),
+                 ("HALF_RATIO", "skip cost, later half over earlier (last block in)"),
+                 ("HALF_RATIO_REF", "the theorem's ratio"),
+                 ("HALF_RATIO_NO_LAST", "the same without the last block"),
+                 ("HALF_RATIO_REF_NO_LAST", "the theorem's ratio without it"),
+                 ("METRIC_RHO_CHANGE", "rank correlation of the change with the skip cost"))
+
+
+def _glued_words(g) -> str:
+    """An EvidenceGlue as the tables print it: "v [lo, hi]" or "v" to 3 decimals, "not measured" for NaN."""
+    if not math.isfinite(g.value):
+        return "not measured"
+    return f"{g.value:.3f}" + (f" [{g.lo:.3f}, {g.hi:.3f}]" if g.lo is not None else "")
+
+
+@dataclass(frozen=True)
+class SecondSize:
+    """Chapter 9's second size of the Qwen family: ``sizes`` ((model, text, :class:`Size`) of
+    the 0.5B and the 1.5B on each text stored; the 1.5B's pydoc record is the confirmatory
+    reading's), ``values`` {glue name: EvidenceGlue} of the exploratory families and of the
+    confirmatory reading (:func:`stored`'s and :func:`confirmatory`'s), and ``measured``:
+    whether the confirmatory record is stored."""
+    sizes: tuple
+    values: dict = field(repr=False)
+    measured: bool
+
+    def sizes_table(self) -> Table:
+        rows = [[SIZES[m], pretrained_analysis.TEXTS[t], str(z.n_layer),
+                 f"{z.exponent.exponent:.2f} [{z.exponent.lo:.2f}, {z.exponent.hi:.2f}] against {z.reference:.2f}",
+                 f"{z.k0_per_block:.2f}", f"{z.jump.mean:.2f} [{z.jump.lo:.2f}, {z.jump.hi:.2f}]",
+                 f"{z.skip_ratio.rho:.2f} against {z.skip_ref:.2f}",
+                 f"{z.skip_ratio_no_last.rho:.2f} against {z.skip_ref_no_last:.2f}"] for m, t, z in self.sizes]
+        return Table.of(["model", "text", "blocks L", "exponent, k = 2..L, against the theorem's", "k0 / L",
+                         "last block's jump", "skip cost, later over earlier half", "the same without the last block"],
+                        rows)
+
+    def confirm_table(self) -> Table:
+        from ...book import evidence as E
+        models = (*E.PRE_LN_FAMILIES, *E.CONFIRMATORY_MODELS)
+        rows = [[what, *(_glued_words(self.values[str(getattr(E, table)[m])]) for m in models)]
+                for table, what in _CONFIRM_ROWS]
+        for c in ledger.COMPETITORS:
+            rows.append([f"rho(change) - rho({c})", *(_glued_words(self.values[str(E.METRIC_DIFF[c, m])])
+                                                      for m in models)])
+        return Table.of(["statistic", "SmolLM2-135M, Shakespeare", "Qwen2.5-Coder-0.5B, Shakespeare",
+                         "Qwen2.5-Coder-1.5B, pydoc (confirmatory)"], rows)
+
+    def change_words(self) -> Words:
+        """What changes from the 0.5B to the 1.5B on each text both were measured on, in words."""
+        small, large = SIZES
+        by = {(m, t): z for m, t, z in self.sizes}
+        parts = []
+        for t in TEXTS:
+            if (small, t) in by and (large, t) in by:
+                a, b = by[small, t], by[large, t]
+                parts.append(
+                    f"on {pretrained_analysis.TEXTS[t]}, the exponent goes from {a.exponent.exponent:.2f} to "
+                    f"{b.exponent.exponent:.2f} (the theorem's {a.reference:.2f} and {b.reference:.2f}), k0 / L from "
+                    f"{a.k0_per_block:.2f} to {b.k0_per_block:.2f}, the last block's jump from {a.jump.mean:.2f} to "
+                    f"{b.jump.mean:.2f}, and the later half's skip cost over the earlier half's from "
+                    f"{a.skip_ratio.rho:.2f} to {b.skip_ratio.rho:.2f} ({a.skip_ratio_no_last.rho:.2f} to "
+                    f"{b.skip_ratio_no_last.rho:.2f} without the last block)")
+        return Words("; ".join(parts) if parts else "no text has both sizes measured yet")
+
+    def glues(self) -> dict:
+        return {"pt_sizes_table": self.sizes_table(), "pt_confirm_table": self.confirm_table(),
+                "pt_sizes_change": self.change_words(),
+                "pt_confirm_measured": Words("measured" if self.measured else "not measured yet")}
+
+
+def second_size(root, result: PretrainedResult) -> SecondSize:
+    """The second Qwen size beside the first (:class:`SecondSize`) from the records under
+    ``root/results/pretrained`` and ``root/results/pretrained_large`` and Chapter 9's ``result``
+    (whose values hold both readings' evidence). Described, not read by a rule: the rules read
+    the confirmatory reading's evidence, which :func:`stored` glues."""
+    from ...book.notebooks import book_root
+    root = book_root(root)
+    records = {k: v for k, v in result.records.items() if k[0] in SIZES}
+    records.update({k: v for k, v in pretrained_analysis.load_records(root / LARGE_RECORDS).items() if k[0] in SIZES})
+    sizes = tuple((m, t, size_reading(m, records[m, t])) for m in SIZES for t in TEXTS if (m, t) in records)
+    return SecondSize(sizes, dict(result.values), all(k in records for k in CONFIRMATORY.values()))
 
 
 def chapter(root) -> PretrainedResult:
