@@ -771,6 +771,27 @@ class SecondSize:
     sizes: tuple
     values: dict = field(repr=False)
     measured: bool
+    records: dict = field(default_factory=dict, repr=False)
+
+    def panels(self) -> dict:
+        """The figure's data: per size, its change per block on each text measured (mean over
+        sequences, +/- 2 standard errors) and the theorem's omega_k^2 in both conventions."""
+        from ...maths import theory
+        panels = {}
+        for m, shown in SIZES.items():
+            lines = [{"k": c.k, "y": c.omega_sq, "yerr": 2 * c.omega_sq_se, "fmt": marker + "-",
+                      "label": pretrained_analysis.TEXTS[t]}
+                     for t, marker in zip(TEXTS, "os") if (m, t) in self.records
+                     for c in (Curves(self.records[m, t].change),)]
+            if not lines:
+                continue
+            k = lines[0]["k"]
+            lines += [{"k": k, "y": [float(theory.omega_sq(int(j), True)) for j in k], "fmt": "k-",
+                       "label": "theorem, embedding-counted"},
+                      {"k": k[1:], "y": [float(theory.omega_sq(int(j), False)) for j in k[1:]], "fmt": "k--",
+                       "label": "theorem, seed convention"}]
+            panels[shown] = lines
+        return panels
 
     def sizes_table(self) -> Table:
         rows = [[SIZES[m], pretrained_analysis.TEXTS[t], str(z.n_layer),
@@ -826,7 +847,7 @@ def second_size(root, result: PretrainedResult) -> SecondSize:
     records = {k: v for k, v in result.records.items() if k[0] in SIZES}
     records.update({k: v for k, v in pretrained_analysis.load_records(root / LARGE_RECORDS).items() if k[0] in SIZES})
     sizes = tuple((m, t, size_reading(m, records[m, t])) for m in SIZES for t in TEXTS if (m, t) in records)
-    return SecondSize(sizes, dict(result.values), all(k in records for k in CONFIRMATORY.values()))
+    return SecondSize(sizes, dict(result.values), all(k in records for k in CONFIRMATORY.values()), records)
 
 
 def chapter(root) -> PretrainedResult:
