@@ -344,7 +344,7 @@ def _replication_parts(rows, what: str, where: str, links: str) -> list[str]:
     yes = [r for r in rows if r["replicated"] == "yes"]
     no = [r for r in rows if r["replicated"] == "no"]
     wait = [r["claim"].id for r in rows if r["replicated"] == "not yet"]
-    parts = [f"{len(yes)} of the {len(rows)} claims {what} repeat their verdict on seeds 0-4"]
+    parts = [f"{len(yes)} of the {len(rows)} claims {what} repeat their exploratory verdict (seeds 0-4)"]
     if no:
         parts.append(f"{len(no)} {'does' if len(no) == 1 else 'do'} not: " + "; ".join(
             f"{_claim(links, r['claim'].id)} {r['all'].word} on seeds 0-4, {r['confirmatory'].word} {where}"
@@ -367,7 +367,11 @@ def replication_finding(ev, labels: Mapping, links: str = "plain") -> str:
     out = ("On the confirmatory seeds 5-7, trained after every rule that reads them, "
            + "; ".join(_replication_parts(toy, "read from the toy runs", "on seeds 5-7", links)) + ".")
     if pre:
-        out += (" On the pretrained claims' confirmatory reading, Qwen2.5-Coder-1.5B on pydoc, measured after "
+        (m,) = E.CONFIRMATORY_MODELS
+        measured = all(math.isfinite(ev[k]) for k in E.PRETRAINED_EXP[m].keys())
+        exp = (f" (its exponent {_exponent(ev, E.PRETRAINED_EXP[m], E.PRETRAINED_REF[m], False)})" if measured
+               else "")
+        out += (f" On the pretrained claims' confirmatory reading, Qwen2.5-Coder-1.5B on pydoc{exp}, measured after "
                 "their rules, " + "; ".join(_replication_parts(pre, "read there", "there", links)) + ".")
     return out
 
