@@ -73,4 +73,4 @@ crossing modules)::
   ``cli.analyse``, ``cli.intervene``, ``cli.anchors``; no other module imports argparse
 
 """
-__version__ = "0.3.0"
+__version__ = "0.4.0"

@@ -41,7 +41,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def version_line() -> str:
-    """What ``--version`` prints: ``resdecay 0.3.0 (git:3541c71)``, the commit being ``git
+    """What ``--version`` prints: ``resdecay 0.4.0 (git:3541c71)``, the commit being ``git
     describe --always --dirty`` of the repository the library runs from
     (:func:`resdecay_lib.training.store.code_version`), or, where it runs from no repository
     (an installed copy), a note that no commit is known."""

@@ -79,7 +79,7 @@ def cite_line(label: str, title: str | None = None, root=None) -> str:
     address when one is set (:func:`repository_url`).
 
     >>> cite_line("claim-fifth-at-24", "About a fifth at k = 24")  # doctest: +ELLIPSIS
-    'The resdecay authors (2026). resdecay 0.3.0, claim-fifth-at-24 ("About a fifth at k = 24").'
+    'The resdecay authors (2026). resdecay 0.4.0, claim-fifth-at-24 ("About a fifth at k = 24").'
     """
     if not isinstance(label, str) or not re.fullmatch(r"[A-Za-z][\w-]*", label):
         raise ValueError(f"label must be a stable label such as 'claim-fifth-at-24', got {label!r}")
