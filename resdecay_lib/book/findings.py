@@ -368,7 +368,7 @@ def replication_finding(ev, labels: Mapping, links: str = "plain") -> str:
            + "; ".join(_replication_parts(toy, "read from the toy runs", "on seeds 5-7", links)) + ".")
     if pre:
         (m,) = E.CONFIRMATORY_MODELS
-        measured = all(math.isfinite(ev[k]) for k in E.PRETRAINED_EXP[m].keys())
+        measured = all(math.isfinite(ev.get(k, math.nan)) for k in (*E.PRETRAINED_EXP[m].keys(), E.PRETRAINED_REF[m]))
         exp = (f" (its exponent {_exponent(ev, E.PRETRAINED_EXP[m], E.PRETRAINED_REF[m], False)})" if measured
                else "")
         out += (f" On the pretrained claims' confirmatory reading, Qwen2.5-Coder-1.5B on pydoc{exp}, measured after "

@@ -251,3 +251,21 @@ def test_the_confirmatory_reading_is_nan_while_its_record_is_not_stored(tmp_path
                                  E.HALF_RATIO_REF_NO_LAST, E.METRIC_RHO_CHANGE) for m in E.CONFIRMATORY_MODELS}
     names |= {str(E.METRIC_DIFF[c, m]) for c in ("influence", "angular", "relative", "deepest") for m in E.CONFIRMATORY_MODELS}
     assert set(out) == names and all(math.isnan(g.value) for g in out.values())
+
+
+def test_the_second_size_refuses_what_is_not_a_record_or_a_result(tmp_path):
+    from resdecay_lib.checks import ArgumentTypeError
+    with pytest.raises(ArgumentTypeError, match="rec must be a pretrained record"):
+        pretrained.size_reading("qwen2.5-coder-1.5b", {"change": {}})
+    with pytest.raises(ArgumentTypeError, match="result must be Chapter 9's result"):
+        pretrained.second_size(ROOT, {"records": {}})
+    with pytest.raises(ValueError, match="root"):
+        pretrained.second_size(tmp_path, None)
+
+
+def test_the_second_size_reads_both_sizes_on_both_texts(result):
+    second = pretrained.second_size(ROOT, result)
+    assert [(m, t) for m, t, _ in second.sizes] == [(m, t) for m in pretrained.SIZES for t in pretrained.TEXTS]
+    assert second.measured and set(second.panels()) == set(pretrained.SIZES.values())
+    z = dict(((m, t), z) for m, t, z in second.sizes)["qwen2.5-coder-1.5b", "pydoc"]
+    assert z.n_layer == 28 and z.exponent.lo <= z.exponent.exponent <= z.exponent.hi

@@ -252,12 +252,25 @@ def test_the_replication_finding_counts_what_repeats_names_what_does_not_and_wha
         return rows
     monkeypatch.setattr(findings.ledger, "replication", fake)
     text = findings.replication_finding({}, {"claim-3": "derived", "claim-4": "confirmatory"})
-    assert "1 of the 3 claims read from the toy runs repeat their verdict on seeds 0-4;" in text
+    assert "1 of the 3 claims read from the toy runs repeat their exploratory verdict (seeds 0-4);" in text
+    assert "pretrained" not in text                 # no pretrained claim among the rows: no such sentence
     assert "1 does not: claim-1 holds on seeds 0-4, open on seeds 5-7" in text
     assert "1 cannot be read on seeds 5-7 yet (claim-2)" in text
     assert seen == {"derived": frozenset({"claim-3"}), "confirmatory": frozenset({"claim-4"})}
     rows[1]["replicated"] = rows[2]["replicated"] = "yes"
     assert "do not" not in findings.replication_finding({}, {}) and "yet" not in findings.replication_finding({}, {})
+    # a pretrained claim is counted in the confirmatory reading's sentence, with the 1.5B's exponent once measured
+    rows.append({"claim": NS(id="claim-two-families"), "all": NS(word="does not hold"),
+                 "confirmatory": NS(word="open"), "replicated": "no"})
+    text = findings.replication_finding({}, {})
+    assert "3 of the 3 claims read from the toy runs" in text
+    assert ("On the pretrained claims' confirmatory reading, Qwen2.5-Coder-1.5B on pydoc, measured after their rules, "
+            "0 of the 1 claims read there repeat their exploratory verdict (seeds 0-4); 1 does not: claim-two-families "
+            "does not hold on seeds 0-4, open there.") in text
+    (m,) = E.CONFIRMATORY_MODELS
+    e = E.PRETRAINED_EXP[m]
+    text = findings.replication_finding({e: -0.4, e.lo: -0.42, e.hi: -0.37, E.PRETRAINED_REF[m]: -1.04}, {})
+    assert "pydoc (its exponent -0.40 [-0.42, -0.37] against -1.04), measured" in text
 
 
 def test_an_open_mechanism_with_every_model_measured_says_why_the_rule_cannot_decide(ev):

@@ -660,6 +660,10 @@ class Size:
 
 def size_reading(name: str, rec) -> Size:
     """One model's :class:`Size` from its Chapter 9 record ``rec`` (any text)."""
+    from ...checks import ArgumentTypeError, show
+    if not isinstance(rec, pretrained_analysis.PretrainedRecord):
+        raise ArgumentTypeError(f"rec must be a pretrained record (pretrained_analysis.load_record's), got "
+                                f"{type(rec).__name__} {show(rec)}")
     from .. import anchors, front
     from .. import intervention as I
     from ...stats import inference
@@ -843,7 +847,11 @@ def second_size(root, result: PretrainedResult) -> SecondSize:
     (whose values hold both readings' evidence). Described, not read by a rule: the rules read
     the confirmatory reading's evidence, which :func:`stored` glues."""
     from ...book.notebooks import book_root
+    from ...checks import ArgumentTypeError, show
     root = book_root(root)
+    if not isinstance(result, PretrainedResult):
+        raise ArgumentTypeError(f"result must be Chapter 9's result (pretrained.stored's or chapter's), got "
+                                f"{type(result).__name__} {show(result)}")
     records = {k: v for k, v in result.records.items() if k[0] in SIZES}
     records.update({k: v for k, v in pretrained_analysis.load_records(root / LARGE_RECORDS).items() if k[0] in SIZES})
     sizes = tuple((m, t, size_reading(m, records[m, t])) for m in SIZES for t in TEXTS if (m, t) in records)
