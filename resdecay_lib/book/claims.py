@@ -278,7 +278,9 @@ def confirmatory_reading(claim: Claim) -> Claim:
     """``claim`` as its confirmatory reading decides it: with :data:`CONFIRMATORY_NEEDS` as its
     needs (no optional evidence; the deciding numbers are those of the needs that are intervals
     of the primary statistic) where it has one, else ``claim`` itself (read on the confirmatory
-    seed set). The rule is the same function, so its registered fingerprint covers both readings."""
+    seed set). The rule is the same function in both readings, so its registered fingerprint covers
+    what decides either; which names the confirmatory reading reads is recorded in the registry
+    beside it (``confirmatory_needs``) and checked by ``preregistration.reading_mismatches``."""
     if not isinstance(claim, Claim):
         from ..checks import ArgumentTypeError
         raise ArgumentTypeError(f"claim must be a Claim (book.claims.CLAIMS'), got {type(claim).__name__}")

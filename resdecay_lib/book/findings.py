@@ -340,39 +340,48 @@ def mechanism_finding(ev, verdicts: Mapping, links: str = "plain") -> str:
     return (f"Scaling the summed output of the first three blocks by 1/4 or 2, the later blocks' change "
             f"{what}: {measured}{tail} {verdict_note(links, 'claim-mechanism', verdicts)}.")
 
-def _replication_parts(rows, what: str, where: str, links: str) -> list[str]:
+def _replication_parts(rows, what: str, where: str, links: str, explored: str = "on seeds 0-4") -> list[str]:
     yes = [r for r in rows if r["replicated"] == "yes"]
     no = [r for r in rows if r["replicated"] == "no"]
     wait = [r["claim"].id for r in rows if r["replicated"] == "not yet"]
-    parts = [f"{len(yes)} of the {len(rows)} claims {what} repeat their exploratory verdict (seeds 0-4)"]
+    parts = [f"{len(yes)} of the {len(rows)} claims {what} repeat their exploratory verdict"]
     if no:
         parts.append(f"{len(no)} {'does' if len(no) == 1 else 'do'} not: " + "; ".join(
-            f"{_claim(links, r['claim'].id)} {r['all'].word} on seeds 0-4, {r['confirmatory'].word} {where}"
+            f"{_claim(links, r['claim'].id)} {r['all'].word} {explored}, {r['confirmatory'].word} {where}"
             for r in no))
     if wait:
         parts.append(f"{len(wait)} cannot be read {where} yet ({', '.join(_claim(links, c) for c in wait)})")
     return parts
 
 
-def replication_finding(ev, labels: Mapping, links: str = "plain") -> str:
-    """The confirmatory round (seeds 5-7, trained after every rule that reads them) and the
-    pretrained claims' confirmatory reading (the 1.5B's pydoc record, measured after their
-    rules): how many claims repeat their exploratory verdict on it, and which do not or cannot
-    yet (:func:`resdecay_lib.book.ledger.replication`)."""
+def replication_finding(ev, labels: Mapping, links: str = "plain", confirmatory_labels: Mapping | None = None) -> str:
+    """The confirmatory round (seeds 5-7) and the pretrained claims' confirmatory reading (the
+    1.5B's pydoc record, measured after their rules): how many claims repeat their exploratory
+    verdict on it, and which do not or cannot yet (:func:`resdecay_lib.book.ledger.replication`).
+    ``confirmatory_labels``: {claim id: label on the confirmatory set} (:func:`book_labels` with
+    ``confirmatory=True``); a toy claim labelled exploratory there (its rule registered again after
+    the round) is named apart, not counted as a confirmation."""
     rows = ledger.replication(ev, derived=frozenset(k for k, v in labels.items() if v == "derived"),
                               confirmatory=frozenset(k for k, v in labels.items() if v == "confirmatory"))
+    conf = confirmatory_labels or {}
     read = [r for r in rows if r["replicated"] in ("yes", "no", "not yet")]
-    toy = [r for r in read if r["claim"].id not in ledger.CONFIRMATORY_NEEDS]
+    late = [r for r in read if r["claim"].id not in ledger.CONFIRMATORY_NEEDS and conf.get(r["claim"].id) == "exploratory"]
+    toy = [r for r in read if r["claim"].id not in ledger.CONFIRMATORY_NEEDS and r not in late]
     pre = [r for r in read if r["claim"].id in ledger.CONFIRMATORY_NEEDS]
-    out = ("On the confirmatory seeds 5-7, trained after every rule that reads them, "
+    out = ("On the confirmatory seeds 5-7, trained after the rules that read them, "
            + "; ".join(_replication_parts(toy, "read from the toy runs", "on seeds 5-7", links)) + ".")
+    if late:
+        out += (" Not counted: " + ", ".join(f"{_claim(links, r['claim'].id)} ({r['confirmatory'].word} on seeds 5-7)"
+                                             for r in late)
+                + f", {'whose rule was' if len(late) == 1 else 'whose rules were'} registered again after those runs.")
     if pre:
         (m,) = E.CONFIRMATORY_MODELS
         measured = all(math.isfinite(ev.get(k, math.nan)) for k in (*E.PRETRAINED_EXP[m].keys(), E.PRETRAINED_REF[m]))
         exp = (f" (its exponent {_exponent(ev, E.PRETRAINED_EXP[m], E.PRETRAINED_REF[m], False)})" if measured
                else "")
         out += (f" On the pretrained claims' confirmatory reading, Qwen2.5-Coder-1.5B on pydoc{exp}, measured after "
-                "their rules, " + "; ".join(_replication_parts(pre, "read there", "there", links)) + ".")
+                "their rules, " + "; ".join(_replication_parts(pre, "read there", "there", links,
+                                                                "on SmolLM2 and the 0.5B")) + ".")
     return out
 
 
@@ -400,18 +409,21 @@ def verdicts_line(ev, labels: Mapping, links: str = "plain") -> str:
             f"{ledger.PROMOTION[word]}")
 
 
-def book_labels(root=".") -> dict[str, str]:
+def book_labels(root=".", confirmatory: bool = False) -> dict[str, str]:
     """{claim id: confirmatory, exploratory or derived} of every claim of the ledger, on every
-    seed, from the history ``root`` records (``results/history.json``) and its registry
+    seed (with ``confirmatory``: on the confirmatory set, each claim in its confirmatory reading),
+    from the history ``root`` records (``results/history.json``) and its registry
     (:func:`resdecay_lib.book.history.labels`)."""
-    found = history.labels(history.read_history(root), preregistration.read_registry(root))
+    found = history.labels(history.read_history(root), preregistration.read_registry(root),
+                           seed_set=E.CONFIRMATORY_SET if confirmatory else None)
     return {k: v.word for k, v in found.items()}
 
 
-def findings_list(ev, labels: Mapping, links: str = "book") -> str:
+def findings_list(ev, labels: Mapping, links: str = "book", confirmatory_labels: Mapping | None = None) -> str:
     """The findings as Markdown: what an exponent and a bracket are, one finding a bullet, and
     the verdicts; every number from ``ev`` (:func:`read_findings_evidence`), every verdict's
-    label from ``labels`` ({claim id: label}, :func:`book_labels`), linked for ``links`` (one of
+    label from ``labels`` ({claim id: label}, :func:`book_labels`; ``confirmatory_labels``: on the
+    confirmatory set, ``book_labels(root, confirmatory=True)``), linked for ``links`` (one of
     :data:`LINK_STYLES`)."""
     _check_links(links)
     if not isinstance(labels, Mapping):
@@ -427,7 +439,7 @@ def findings_list(ev, labels: Mapping, links: str = "book") -> str:
     # hold in trained networks: at initialisation and after training, why training departs, the
     # pretrained models and why they depart; does it cost accuracy: idle blocks, depth) and the
     # deep runs' front; a finding and the claim that explains it share one bullet
-    items = [mechanism_finding(ev, v, links), replication_finding(ev, labels, links),
+    items = [mechanism_finding(ev, v, links), replication_finding(ev, labels, links, confirmatory_labels),
              f"{init_finding(ev, v, links)} {split_finding(ev, v, links)}",
              f"{pretrained_finding(ev, v, links)} {compensation_finding(ev, v, links)}",
              idle_finding(ev, v, links), depth_cost_finding(ev, v, links), front_finding(ev, v, links)]
@@ -459,4 +471,5 @@ def headline(ev) -> list[dict]:
 def abstract(root=".", links: str = "plain") -> str:
     """:func:`findings_list` of the evidence stored in ``root``'s chapters: the PDF's abstract
     (``links="plain"``) and the README's findings block (``links="readme"``, ``tools/findings.py``)."""
-    return findings_list(read_findings_evidence(pathlib.Path(root) / "chapters"), book_labels(root), links)
+    return findings_list(read_findings_evidence(pathlib.Path(root) / "chapters"), book_labels(root), links,
+                         book_labels(root, confirmatory=True))

@@ -88,7 +88,7 @@ from ..checks import ArgumentTypeError, check_items, one_line, show
 
 __all__ = ["fingerprint", "fingerprints", "claim_fingerprint", "canonical_text", "code_fingerprint",
            "rule_fingerprints", "unresolved",
-           "REGISTRY", "read_registry", "mismatches"]
+           "REGISTRY", "read_registry", "mismatches", "reading_mismatches"]
 
 #: the registry of declared rules (relative to the repository root)
 REGISTRY = Path("results") / "preregistration.json"
@@ -763,3 +763,18 @@ def mismatches(registry: dict, current: dict[str, str] | None = None) -> dict[st
     current = fingerprints() if current is None else current
     return {k: (reg.get(k), current.get(k)) for k in sorted(set(reg) | set(current))
             if reg.get(k) != current.get(k)}
+
+
+def reading_mismatches(registry: dict) -> dict[str, tuple]:
+    """{claim id: (registered, declared now)} for every claim whose confirmatory reading
+    (:data:`resdecay_lib.book.claims.CONFIRMATORY_NEEDS`: the evidence names its rule reads there)
+    differs from the ``confirmatory_needs`` the registry recorded with its fingerprint, or that one
+    side lacks (None for the missing side). The fingerprint covers the rule and the producers of
+    every evidence, which both readings share, but not which names each reading reads; this is
+    the check that does (``tools/preregister.py`` records them)."""
+    from .claims import CONFIRMATORY_NEEDS
+    _registered(registry)
+    reg = {k: tuple(v["confirmatory_needs"]) for k, v in registry.get("claims", {}).items()
+           if isinstance(v.get("confirmatory_needs"), list)}
+    now = {k: tuple(map(str, v)) for k, v in CONFIRMATORY_NEEDS.items()}
+    return {k: (reg.get(k), now.get(k)) for k in sorted(set(reg) | set(now)) if reg.get(k) != now.get(k)}

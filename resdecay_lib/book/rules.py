@@ -132,7 +132,9 @@ def _families(ev, table: dict) -> tuple[str, ...]:
     in ``table`` (a per-model dict of :mod:`resdecay_lib.book.evidence`) ``ev`` holds. The ledger
     gives a rule one reading's evidence (``book.claims.confirmatory_reading``), so a model enters
     a pretrained rule by its evidence, not by a name in the rule. None held: the first family's
-    evidence is read, which raises as a missing name does."""
+    evidence is read, which raises as a missing name does. Called directly on evidence that
+    holds both readings (the whole book's), a rule reads both: give it one reading, as
+    ``ledger.evaluate`` does."""
     found = tuple(m for m in E.PRE_LN_FAMILIES + E.CONFIRMATORY_MODELS if m in table and table[m] in ev)
     if not found:
         ev[table[E.PRE_LN_FAMILIES[0]]]

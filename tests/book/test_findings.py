@@ -224,7 +224,7 @@ def test_the_findings_chapter_10_glues_are_the_ones_its_stored_output_holds(ev, 
     nb = json.loads((ROOT / "chapters" / "10_verdict.ipynb").read_text(encoding="utf-8"))
     stored = [o["data"]["application/papermill.record/text/markdown"] for c in nb["cells"] if c["cell_type"] == "code"
               for o in c.get("outputs", []) if o.get("metadata", {}).get("scrapbook", {}).get("name") == "ledger-summary"]
-    assert stored == [findings.findings_list(ev, labels, "book")]
+    assert stored == [findings.findings_list(ev, labels, "book", findings.book_labels(ROOT, confirmatory=True))]
 
 
 @pytest.mark.parametrize("word, said", [("holds", "as the card's mechanism says"), ("holds with correction", "more steeply"),
@@ -252,7 +252,7 @@ def test_the_replication_finding_counts_what_repeats_names_what_does_not_and_wha
         return rows
     monkeypatch.setattr(findings.ledger, "replication", fake)
     text = findings.replication_finding({}, {"claim-3": "derived", "claim-4": "confirmatory"})
-    assert "1 of the 3 claims read from the toy runs repeat their exploratory verdict (seeds 0-4);" in text
+    assert "1 of the 3 claims read from the toy runs repeat their exploratory verdict;" in text
     assert "pretrained" not in text                 # no pretrained claim among the rows: no such sentence
     assert "1 does not: claim-1 holds on seeds 0-4, open on seeds 5-7" in text
     assert "1 cannot be read on seeds 5-7 yet (claim-2)" in text
@@ -265,8 +265,12 @@ def test_the_replication_finding_counts_what_repeats_names_what_does_not_and_wha
     text = findings.replication_finding({}, {})
     assert "3 of the 3 claims read from the toy runs" in text
     assert ("On the pretrained claims' confirmatory reading, Qwen2.5-Coder-1.5B on pydoc, measured after their rules, "
-            "0 of the 1 claims read there repeat their exploratory verdict (seeds 0-4); 1 does not: claim-two-families "
-            "does not hold on seeds 0-4, open there.") in text
+            "0 of the 1 claims read there repeat their exploratory verdict; 1 does not: claim-two-families "
+            "does not hold on SmolLM2 and the 0.5B, open there.") in text
+    # a toy claim labelled exploratory on the confirmatory set is named apart, not counted
+    text = findings.replication_finding({}, {}, confirmatory_labels={"claim-0": "exploratory"})
+    assert "2 of the 2 claims read from the toy runs" in text
+    assert "Not counted: claim-0 (holds on seeds 5-7), whose rule was registered again after those runs." in text
     (m,) = E.CONFIRMATORY_MODELS
     e = E.PRETRAINED_EXP[m]
     text = findings.replication_finding({e: -0.4, e.lo: -0.42, e.hi: -0.37, E.PRETRAINED_REF[m]: -1.04}, {})

@@ -229,3 +229,16 @@ def test_a_copy_of_the_library_in_another_folder_computes_the_registered_fingerp
     assert got["file"].startswith(str(tmp_path))              # the copy ran, not this checkout
     registry = json.loads((root / "results" / "preregistration.json").read_text())
     assert got["fps"] == {cid: c["fingerprint"] for cid, c in registry["claims"].items()}
+
+
+def test_the_registry_records_each_confirmatory_reading_and_a_changed_one_is_a_mismatch(monkeypatch):
+    """The fingerprint does not say which names a confirmatory reading reads (the rule is the same
+    function in both readings); the registry records them and reading_mismatches holds the code to it."""
+    from resdecay_lib.book import claims, evidence as E
+    registry = P.read_registry(ROOT)
+    assert P.reading_mismatches(registry) == {}
+    assert {k for k, v in registry["claims"].items() if "confirmatory_needs" in v} == set(claims.CONFIRMATORY_NEEDS)
+    changed = {**claims.CONFIRMATORY_NEEDS, "claim-compensation": (E.FLATTENING["qwen"],)}
+    monkeypatch.setattr(claims, "CONFIRMATORY_NEEDS", changed)
+    got = P.reading_mismatches(registry)
+    assert list(got) == ["claim-compensation"] and got["claim-compensation"][1] == ("ev_flattening_qwen",)

@@ -163,3 +163,16 @@ def test_the_registered_quantisation_bound_is_the_chapters_value():
     from pathlib import Path
     stored = ledger.read_evidence(Path(__file__).resolve().parents[2] / "chapters")
     assert stored[str(E.QUANT_SHIFT)] == rules.QUANT_SHIFT_REGISTERED
+
+
+def test_a_confirmatory_reading_without_its_glues_is_not_yet_replicated():
+    """A confirmatory reading whose evidence the book lacks is 'not yet', never a 'yes' by an open
+    that happens to match an open exploratory verdict."""
+    book = ledger.read_evidence(__import__("pathlib").Path(__file__).resolve().parents[2] / "chapters")
+    (m,) = E.CONFIRMATORY_MODELS
+    lacking = {k: v for k, v in book.items() if not k.startswith(str(E.HALF_RATIO[m])) and
+               not k.startswith(str(E.HALF_RATIO_NO_LAST[m]))}
+    rows = {r["claim"].id: r for r in ledger.replication(lacking)}
+    assert rows["claim-pretrained-idle"]["all"].word == "open"
+    assert rows["claim-pretrained-idle"]["confirmatory"].reason.startswith(ledger.MISSING)
+    assert rows["claim-pretrained-idle"]["replicated"] == "not yet"

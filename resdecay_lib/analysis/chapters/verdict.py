@@ -39,7 +39,7 @@ __all__ = ["ClaimEntry", "ReplicationEntry", "VerdictResult", "PrefaceResult", "
 LEDGER_HEADER = ("claim", "verdict", "label", "why (the deciding numbers)")
 #: the replication table's column titles
 REPLICATION_HEADER = ("claim", "seeds 0-2", "seeds 3-4", "seeds 0-4 (exploratory: the ledger)",
-                      "seeds 5-7 (its label)", "replicated")
+                      "seeds 5-7, or the 1.5B on pydoc (its label)", "replicated")
 #: the Preface's headline table's column titles
 HEADLINE_HEADER = ("measured", "exponent of $\\omega_k^2$ [interval]", "theorem, same range and convention",
                    "claim", "verdict")
@@ -103,11 +103,21 @@ def _seed_list(seeds) -> str:
     return seeds[0] if len(seeds) == 1 else ", ".join(seeds[:-1]) + " and " + seeds[-1]
 
 
-def heldout_words(before, after) -> Words:
+def heldout_words(before, after, late=()) -> Words:
     """Which seeds are held out in the strict sense: ``before`` the seeds with a training run
     the rules read committed by the time the rules were registered, ``after`` those whose every
-    such run came later (``book.history.seeds_before``)."""
-    before, after = sorted(before), sorted(after)
+    such run came later (``book.history.seeds_held_out``); ``late``: the ids of claims left out
+    of that count because their rule was registered again after every training run it reads."""
+    words = _heldout(sorted(before), sorted(after))
+    if late:
+        s = len(late) > 1
+        words = Words(f"{words} For {', '.join(f'{{ref}}`{c}`' for c in late)}, whose rule{'s were' if s else ' was'} "
+                      f"registered again after every training run {'they read' if s else 'it reads'}, no seed is "
+                      f"held out.")
+    return words
+
+
+def _heldout(before, after) -> Words:
     if not after:
         return Words("Every training run the rules read existed before they were registered, so no seed is held "
                      "out in the strict sense.")
@@ -313,6 +323,9 @@ class VerdictResult:
     power: tuple = ()
     power_level: float = float("nan")
     carried: dict | None = None
+    #: the claims left out of seeds_before / seeds_after: their rule was registered again after
+    #: every training run it reads (so no seed is held out for them)
+    late: tuple = ()
 
     def counts(self) -> Counter:
         """How many claims have each verdict word."""
@@ -336,7 +349,7 @@ class VerdictResult:
                                                        for c in self.claims])
         out["labels-words"] = labels_words(self.label_counts(), [f"{{ref}}`{c.id}`" for c in self.claims
                                                                  if c.label == "confirmatory"])
-        out["heldout-words"] = heldout_words(self.seeds_before, self.seeds_after)
+        out["heldout-words"] = heldout_words(self.seeds_before, self.seeds_after, self.late)
         out["ledger-n-claims"] = len(self.claims)
         out["ledger-n-evidence"] = self.n_evidence
         counts = self.counts()
@@ -375,7 +388,11 @@ def chapter(root) -> VerdictResult:
         numbers=ledger.deciding_numbers(c, evidence),
         where=claim_words(c.sentence, c.card, ledger.evidence_markdown(c, root), c.primary, c.margin, c.family),
         cite=cite_line(c.id, c.title, root), family=c.family, label=found[c.id].word) for c, v in rows)
-    before, after = book_history.seeds_held_out(recorded, registry, [c for c, _ in rows])
+    # the seeds held out from the rules whose confirmatory column reads the training runs; a
+    # claim whose rule was registered again after every run it reads is named apart
+    readers = [c for c, _ in rows if ledger.seed_based(ledger.confirmatory_reading(c))]
+    late = tuple(c.id for c in readers if not book_history.seeds_held_out(recorded, registry, [c])[1])
+    before, after = book_history.seeds_held_out(recorded, registry, [c for c in readers if c.id not in late])
     verdicts = {c.id: v.word for c, v in rows}
     confirm = book_history.labels(recorded, registry, [c for c, _ in rows], seed_set=E.CONFIRMATORY_SET)
     derived = frozenset(cid for cid, lab in found.items() if lab.word == "derived")
@@ -393,15 +410,18 @@ def chapter(root) -> VerdictResult:
     return VerdictResult(
         claims=claims, n_evidence=len(evidence),
         summary=Words(findings.findings_list(findings.read_findings_evidence(notebooks),
-                                             {k: v.word for k, v in found.items()}, links="book")),
+                                             {k: v.word for k, v in found.items()}, links="book",
+                                             confirmatory_labels={k: v.word for k, v in confirm.items()})),
         promotion=ledger.PROMOTION[verdicts["claim-promote"]], replication=replication,
         registry_commit=registry["commit"], registry_time=registry["declared_utc"],
-        n_registered=len(registry["claims"]), rule_mismatches=preregistration.mismatches(registry),
+        n_registered=len(registry["claims"]), rule_mismatches={
+            **preregistration.mismatches(registry),
+            **{f"{k} (confirmatory reading)": v for k, v in preregistration.reading_mismatches(registry).items()}},
         front_rule_committed=front["rule"]["fingerprint"],
         front_rule_now=preregistration.rule_fingerprints()["claim-front"], front_written=front["written_utc"],
         changelog=changelog_words(last["version"], last["runs"], lines),
         n_moved=sum(word != last["verdicts"].get(cid) for cid, word in verdicts.items()),
-        lim_width=spec["base"]["d_model"], seeds_before=before, seeds_after=after,
+        lim_width=spec["base"]["d_model"], seeds_before=before, seeds_after=after, late=late,
         history_stale=book_history.stale(recorded, root, registry),
         power=tuple(tuple(r) for r in power_rows(evidence, len(E.EXPLORATORY_SEEDS),
                                                  len(E.SEED_SETS[E.CONFIRMATORY_SET]), training_claims.GAP_LEVEL,
@@ -436,7 +456,8 @@ def preface(root) -> PrefaceResult:
     evidence = findings.read_findings_evidence(ledger.book_notebooks(book_root(root)))
     found = findings.book_labels(book_root(root))
     return PrefaceResult(
-        findings=Words(findings.findings_list(evidence, found, links="book")),
+        findings=Words(findings.findings_list(evidence, found, links="book",
+                                              confirmatory_labels=findings.book_labels(book_root(root), True))),
         headline=tuple((r["what"], r["value"], r["lo"], r["hi"], r["reference"], r["claim"], r["verdict"])
                        for r in findings.headline(evidence)),
         labels=tuple(found.items()))
