@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import json
 import numbers
-import time
 from dataclasses import dataclass
 from pathlib import Path
 

@@ -32,7 +32,6 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 
@@ -41,7 +40,6 @@ from ..maths import theory
 from ..checks import ArgumentTypeError, check_int, check_real, show
 from ..nn.config import ARCH_NAMES
 from ..stats.fit import loglog_slope
-from ..stats.exponents import MAX_K as _MAX_K
 from ..stats.exponents import check_array as _check_array
 from ..stats.exponents import check_bool as _check_bool
 from ..stats.exponents import check_gram as _check_gram
