@@ -4,6 +4,7 @@ import pytest
 
 from resdecay_lib.analysis import intervention as I
 from resdecay_lib.analysis.chapters import intervention as C
+from resdecay_lib.analysis.chapters import pretrained as pretrained_chapter
 
 
 
@@ -145,7 +146,7 @@ def _size(model, exp, jump, ratio):
     from types import SimpleNamespace as NS
     from resdecay_lib.analysis.pruning import RankCorr
     rc = RankCorr(*ratio, 0.95, 2000)
-    return C.Size(model, 24, NS(exponent=exp[0], lo=exp[1], hi=exp[2]), -1.05, -0.1,
+    return pretrained_chapter.Size(model, 24, NS(exponent=exp[0], lo=exp[1], hi=exp[2]), -1.05, -0.1,
                   NS(mean=jump[0], lo=jump[1], hi=jump[2]), rc, rc, 0.39, 0.40)
 
 

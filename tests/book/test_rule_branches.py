@@ -2,6 +2,7 @@
 confirmatory round decide as their docstrings say: claim-depth-cost's onset of Pre-LN's gap to
 ResiDual, claim-compensation's flattening, claim-pretrained-idle with and without the last block."""
 import math
+import pathlib
 
 import pytest
 
@@ -168,7 +169,7 @@ def test_the_registered_quantisation_bound_is_the_chapters_value():
 def test_a_confirmatory_reading_without_its_glues_is_not_yet_replicated():
     """A confirmatory reading whose evidence the book lacks is 'not yet', never a 'yes' by an open
     that happens to match an open exploratory verdict."""
-    book = ledger.read_evidence(__import__("pathlib").Path(__file__).resolve().parents[2] / "chapters")
+    book = ledger.read_evidence(pathlib.Path(__file__).resolve().parents[2] / "chapters")
     (m,) = E.CONFIRMATORY_MODELS
     lacking = {k: v for k, v in book.items() if not k.startswith(str(E.HALF_RATIO[m])) and
                not k.startswith(str(E.HALF_RATIO_NO_LAST[m]))}

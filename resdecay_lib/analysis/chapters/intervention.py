@@ -20,11 +20,10 @@ from ...book import evidence as E, rules
 from ...book.glues import EvidenceGlue, Table, Words
 from ...book.notebooks import book_root
 from .. import intervention as I
-from .pretrained import LARGE_RECORDS, SIZE_LEVEL, SIZES, Size, size_reading
+from .pretrained import LARGE_RECORDS, SIZES, size_reading
 
 __all__ = ["ModelReading", "InterventionResult", "chapter", "order_words", "tracking_words", "DEPARTURE_LEVEL",
-           "departure_blocks", "departure_words", "Departure", "BesideResult", "beside", "SIZES", "SIZE_LEVEL", "Size",
-           "LARGE_RECORDS"]
+           "departure_blocks", "departure_words", "Departure", "BesideResult", "beside"]
 
 
 @dataclass(frozen=True)

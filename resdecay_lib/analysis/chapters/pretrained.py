@@ -35,7 +35,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from .. import pretrained_analysis, pruning, training_analysis
-from ...book import ledger
+from ...book import evidence as E, ledger
 from ...book.glues import EvidenceGlue, Table, Words
 from ...nn.hooks import steps_by_kind
 from ...stats import fit
@@ -746,16 +746,16 @@ def _confirmatory_evidence(rec) -> dict:
 
 
 #: the rows of the confirmatory reading's table: (per-model evidence table, what the row shows)
-_CONFIRM_ROWS = (("PRETRAINED_EXP", "exponent of the change, k = 2..L"),
-                 ("PRETRAINED_REF", "the theorem's over the same range and convention"),
-                 ("FITRANGE_SHIFT", "fit-start shift (k_min = 3, 4)"),
-                 ("PRETRAINED_DRIFT", "curvature drift (0: a power law)"),
-                 ("FLATTENING", "flattening by the output scales past the front"),
-                 ("HALF_RATIO", "skip cost, later half over earlier (last block in)"),
-                 ("HALF_RATIO_REF", "the theorem's ratio"),
-                 ("HALF_RATIO_NO_LAST", "the same without the last block"),
-                 ("HALF_RATIO_REF_NO_LAST", "the theorem's ratio without it"),
-                 ("METRIC_RHO_CHANGE", "rank correlation of the change with the skip cost"))
+_CONFIRM_ROWS = ((E.PRETRAINED_EXP, "exponent of the change, k = 2..L"),
+                 (E.PRETRAINED_REF, "the theorem's over the same range and convention"),
+                 (E.FITRANGE_SHIFT, "fit-start shift (k_min = 3, 4)"),
+                 (E.PRETRAINED_DRIFT, "curvature drift (0: a power law)"),
+                 (E.FLATTENING, "flattening by the output scales past the front"),
+                 (E.HALF_RATIO, "skip cost, later half over earlier (last block in)"),
+                 (E.HALF_RATIO_REF, "the theorem's ratio"),
+                 (E.HALF_RATIO_NO_LAST, "the same without the last block"),
+                 (E.HALF_RATIO_REF_NO_LAST, "the theorem's ratio without it"),
+                 (E.METRIC_RHO_CHANGE, "rank correlation of the change with the skip cost"))
 
 
 def _glued_words(g) -> str:
@@ -808,10 +808,8 @@ class SecondSize:
                         rows)
 
     def confirm_table(self) -> Table:
-        from ...book import evidence as E
         models = (*E.PRE_LN_FAMILIES, *E.CONFIRMATORY_MODELS)
-        rows = [[what, *(_glued_words(self.values[str(getattr(E, table)[m])]) for m in models)]
-                for table, what in _CONFIRM_ROWS]
+        rows = [[what, *(_glued_words(self.values[str(table[m])]) for m in models)] for table, what in _CONFIRM_ROWS]
         for c in ledger.COMPETITORS:
             rows.append([f"rho(change) - rho({c})", *(_glued_words(self.values[str(E.METRIC_DIFF[c, m])])
                                                       for m in models)])
